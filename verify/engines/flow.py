@@ -52,9 +52,8 @@ class FlowEngine(ReducedEngine):
         out[N:] = (-scale * np.outer(a, h)).reshape(-1)
         return out
 
-    def _make_solver(self, s_end: float) -> DOP853:
-        y0 = np.concatenate([self.a, self.M.reshape(-1)])
-        return DOP853(self._derivative, 0.0, y0, s_end, rtol=self.config.flow_rtol,
+    def _make_solver(self, s_start: float, y_start: np.ndarray, s_end: float) -> DOP853:
+        return DOP853(self._derivative, s_start, y_start, s_end, rtol=self.config.flow_rtol,
                       atol=self.config.flow_atol)
 
     def advance_to(self, step: float) -> None:
@@ -63,8 +62,11 @@ class FlowEngine(ReducedEngine):
                              "it cannot go back")
         target = self.log_time(step, self.config.alpha)
         if self._solver is None:
-            horizon = max(step, self.config.steps)
-            self._solver = self._make_solver(self.log_time(horizon, self.config.alpha))
+            horizon = self.log_time(max(step, self.config.steps), self.config.alpha)
+            self._solver = self._make_solver(0.0, np.concatenate([self.a, self.M.reshape(-1)]),
+                                             horizon)
+        elif target > self._solver.t_bound:  # past the planned horizon: continue from here
+            self._solver = self._make_solver(self._solver.t, self._solver.y, target)
         solver = self._solver
         while solver.t < target and solver.status == "running":
             solver.step()

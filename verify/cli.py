@@ -1,0 +1,102 @@
+"""Command line: ``python -m verify {run,check,assumptions,reproduce}``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from verify.config import PRESETS, ConfigError, RunConfig, config_fields, preset
+
+
+def _field_type(annotation: Any) -> type:
+    if isinstance(annotation, str):
+        annotation = {"int": int, "float": float, "str": str, "float | None": float}[annotation]
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return next(arg for arg in typing.get_args(annotation) if arg is not type(None))
+    return annotation
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """``--preset`` plus one flag per :class:`RunConfig` field (defaults: the preset's)."""
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="benign",
+                        help="the paper's setting to start from (default: benign)")
+    group = parser.add_argument_group("configuration (each overrides the preset)")
+    for spec in config_fields():
+        kind = _field_type(spec.type)
+        group.add_argument(f"--{spec.name.replace('_', '-')}", dest=spec.name, type=kind,
+                           default=None, metavar=kind.__name__.upper(),
+                           help=f"default {spec.default!r}")
+
+
+def config_from_args(args: argparse.Namespace, **fixed: Any) -> RunConfig:
+    overrides = {spec.name: getattr(args, spec.name) for spec in config_fields()
+                 if getattr(args, spec.name, None) is not None}
+    overrides.update(fixed)
+    return preset(args.preset, **overrides)
+
+
+def _command_run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from verify.data import load_npz
+    from verify.results import write_run
+    from verify.simulate import simulate
+
+    data = W0 = None
+    source = "generated"
+    if args.data_from:
+        with np.load(args.data_from) as archive:
+            n, T, d = archive["X_train"].shape
+        config = config_from_args(args, n=int(n), T=int(T), d=int(d))
+        data, W0 = load_npz(args.data_from, config)
+        config = config.replace(test_size=int(data.X_test.shape[0]))
+        source = str(args.data_from)
+    else:
+        config = config_from_args(args)
+    result = simulate(config, data=data, W0=W0, progress=not args.no_progress)
+    if args.out:
+        write_run(result, args.out, data_source=source)
+    summary = result.summary()
+    width = max(len(key) for key in summary)
+    for key, value in summary.items():
+        print(f"{key:<{width}}  {value}")
+    if result.status == "interrupted":
+        print(f"interrupted: the finished part is saved in {args.out}" if args.out
+              else "interrupted", file=sys.stderr)
+        return 130
+    if result.status == "failed":
+        print(f"error: {result.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="train one configuration and record it")
+    add_config_flags(run)
+    run.add_argument("--data-from", metavar="FILE.npz",
+                     help="external data (X_train, y_train, X_test, y_test, optional "
+                          "y_clean, W0, nu); n, T, d are taken from it")
+    run.add_argument("--out", metavar="DIR", help="directory for the result files")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(handler=_command_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+__all__ = ["main", "build_parser", "add_config_flags", "config_from_args", "RunConfig"]
