@@ -74,6 +74,26 @@ def _command_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_check(args: argparse.Namespace) -> int:
+    import time
+
+    from verify.checks import run_checks
+    from verify.report import console_table, write_report
+
+    started = time.perf_counter()
+    seeds = tuple(args.seeds) if args.seeds else None
+    results = run_checks(quick=args.quick, seeds=seeds,
+                         progress=None if args.no_progress else
+                         (lambda line: print(line, file=sys.stderr, flush=True)))
+    wall = time.perf_counter() - started
+    print(console_table(results))
+    meta = {"mode": "quick" if args.quick else "full",
+            "seeds": list(seeds or ((0,) if args.quick else (0, 1, 2))), "wall_seconds": wall}
+    write_report(results, args.out, meta)
+    print(f"report written to {args.out}/report.md and report.json ({wall:.1f} s)")
+    return 0 if all(r.verdict == "pass" for r in results) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -86,6 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="DIR", help="directory for the result files")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.set_defaults(handler=_command_run)
+
+    check = commands.add_parser("check", help="run every prediction-vs-simulation check and "
+                                "write report.md / report.json (exit 1 if a check fails)")
+    check.add_argument("--quick", action="store_true",
+                       help="the benign preset on one seed (under a minute)")
+    check.add_argument("--seeds", type=int, nargs="+", metavar="SEED",
+                       help="seeds of the simulations (default 0 1 2; quick: 0)")
+    check.add_argument("--out", default="verification", metavar="DIR",
+                       help="directory for report.md and report.json (default: verification)")
+    check.add_argument("--no-progress", action="store_true", help="no per-check progress lines")
+    check.set_defaults(handler=_command_check)
     return parser
 
 

@@ -110,7 +110,8 @@ def signal_vectors(config: RunConfig) -> tuple[np.ndarray, np.ndarray]:
 
 def head_vector(config: RunConfig) -> np.ndarray:
     r"""The fixed head :math:`\nu = s_\nu (\mu_{+1} - \mu_{-1}) / (\sqrt2 \|\mu\|^2)`,
-    so :math:`\|\nu\| = s_\nu / \|\mu\|` and :math:`\langle \mu_{\pm1}, \nu\rangle = \pm s_\nu/\sqrt2`.
+    so :math:`\|\nu\| = s_\nu / \|\mu\|` and
+    :math:`\langle \mu_{\pm1}, \nu\rangle = \pm s_\nu/\sqrt2`.
     """
     mu_plus, mu_minus = signal_vectors(config)
     return config.nu_scale * (mu_plus - mu_minus) / (math.sqrt(2.0) * config.mu_norm**2)

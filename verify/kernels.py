@@ -22,8 +22,8 @@ The same code runs on float64 arrays and on NumPy object arrays of mpmath number
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import mpmath
 import numpy as np
@@ -82,7 +82,7 @@ def softmax(logits: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> np.ndarray:
 
 
 def score_differences(scores: np.ndarray) -> np.ndarray:
-    r""":math:`\Delta_{i,t,u} = \gamma_{i,t} - \gamma_{i,u}`, shape (n, T, T); fixed during training."""
+    r""":math:`\Delta_{i,t,u} = \gamma_{i,t} - \gamma_{i,u}`, shape (n, T, T), fixed in training."""
     return scores[:, :, None] - scores[:, None, :]
 
 

@@ -94,9 +94,11 @@ def precision_table(gaps, methods, T: int = 8, reference_dps: int = 60) -> list[
     return rows
 
 
-def breakdown_gap(method: str, threshold: float = 1e-2, T: int = 8,
-                  gaps=np.arange(1.0, 801.0, 1.0), reference_dps: int = 60) -> float:
-    """Smallest gap at which ``method``'s relative error exceeds ``threshold`` (inf if none)."""
+def breakdown_gap(method: str, threshold: float = 1e-2, T: int = 8, gaps=None,
+                  reference_dps: int = 60) -> float:
+    """Smallest gap (of ``gaps``, default 1, 2, ..., 800) at which ``method``'s relative
+    error exceeds ``threshold`` (inf if none)."""
+    gaps = np.arange(1.0, 801.0) if gaps is None else gaps
     for row in precision_table(gaps, [method], T, reference_dps):
         if not row.relative_error <= threshold:
             return row.gap

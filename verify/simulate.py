@@ -23,11 +23,12 @@ from verify.observables import (
 def logging_steps(config: RunConfig) -> np.ndarray:
     """Sorted unique steps to record: 0, every ``linear_log_interval`` steps,
     ``log_geometric`` geometrically spaced steps, and the last step."""
-    steps = config.steps
-    linear = np.arange(0, steps + 1, config.linear_log_interval, dtype=np.float64)
-    geometric = np.unique(np.floor(np.geomspace(1, max(steps, 1), config.log_geometric))) \
+    steps = float(config.steps)
+    interval = float(config.linear_log_interval)
+    linear = interval * np.arange(0, math.floor(steps / interval) + 1, dtype=np.float64)
+    geometric = np.unique(np.floor(np.geomspace(1.0, max(steps, 1.0), config.log_geometric))) \
         if config.log_geometric and steps >= 1 else np.zeros(0)
-    return np.unique(np.concatenate([[0.0, float(steps)], linear, geometric]))
+    return np.unique(np.concatenate([[0.0, steps], linear, geometric]))
 
 
 @dataclass

@@ -94,7 +94,7 @@ class ReducedCoordinates:
         blocks = ((slice(r, min(r + block_rows, data.d)), W0[r:r + block_rows])
                   for r in range(0, data.d, block_rows)) if W0 is not None \
             else initial_weight_blocks(config, block_rows)
-        for rows, block in blocks:
+        for _, block in blocks:
             V_rows = block @ B
             K += V_rows.T @ V_rows
             C += block.T @ V_rows
