@@ -1,0 +1,108 @@
+r"""Conservation laws of the (W, p) dynamics and their exact GD drift.
+
+Gradient flow :math:`\dot W = -p G^\top`, :math:`\dot p = -W G` (with any G, in particular
+:math:`G = \sum_{i,t} h_{i,t} x_{i,t}`):
+
+* :math:`\frac{d}{d\tau}(W W^\top - p p^\top) = 0`;
+* :math:`\dot q = -(W^\top W + \|p\|^2 I) G` for :math:`q = W^\top p`.
+
+One GD step :math:`W' = W - \alpha p G^\top`, :math:`p' = p - \alpha W G`:
+
+* :math:`(W'W'^\top - p'p'^\top) - (W W^\top - p p^\top)
+  = \alpha^2 (\|G\|^2 p p^\top - (W G)(W G)^\top)` exactly.
+
+These are derived by this package (spec section 5.2); the paper's statements are not
+available.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from theory._validation import require_integer_at_least
+from theory.symbols import alpha as alpha_symbol
+from theory.symbols import real_matrix, real_vector
+
+
+def _symbolic_state(d: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
+    d = require_integer_at_least("d", d, 1)
+    return real_matrix("W", d, d), real_vector("p", d), real_vector("G", d)
+
+
+def conserved_matrix_expression(W: sp.Matrix, p: sp.Matrix) -> sp.Matrix:
+    r"""The conserved quantity :math:`W W^\top - p p^\top`."""
+    return W * W.T - p * p.T
+
+
+def gradient_flow_invariant_residual(d: int = 3) -> sp.Matrix:
+    r"""Proof that :math:`\frac{d}{d\tau}(W W^\top - p p^\top) = \dot W W^\top + W \dot W^\top
+    - \dot p p^\top - p \dot p^\top = 0` under :math:`\dot W = -p G^\top, \dot p = -W G`,
+    with explicit symbolic d x d W and d-vectors p, G. Returns the expanded d x d residual
+    (zero)."""
+    W, p, G = _symbolic_state(d)
+    W_dot, p_dot = -p * G.T, -W * G
+    derivative = W_dot * W.T + W * W_dot.T - p_dot * p.T - p * p_dot.T
+    return derivative.applyfunc(sp.expand)
+
+
+def query_velocity_residual(d: int = 3) -> sp.Matrix:
+    r"""Proof that :math:`\dot q = \dot W^\top p + W^\top \dot p
+    = -(W^\top W + \|p\|^2 I) G` under gradient flow; returns the expanded residual
+    (zero)."""
+    W, p, G = _symbolic_state(d)
+    W_dot, p_dot = -p * G.T, -W * G
+    q_dot = W_dot.T * p + W.T * p_dot
+    claimed = -(W.T * W + (p.T * p)[0, 0] * sp.eye(W.shape[0])) * G
+    return (q_dot - claimed).applyfunc(sp.expand)
+
+
+def gd_invariant_drift_expression(d: int = 3) -> sp.Matrix:
+    r"""The GD drift of the invariant derived by SymPy: expand
+    :math:`(W'W'^\top - p'p'^\top) - (W W^\top - p p^\top)` for
+    :math:`W' = W - \alpha p G^\top`, :math:`p' = p - \alpha W G`."""
+    W, p, G = _symbolic_state(d)
+    W_next = W - alpha_symbol * p * G.T
+    p_next = p - alpha_symbol * W * G
+    drift = conserved_matrix_expression(W_next, p_next) - conserved_matrix_expression(W, p)
+    return drift.applyfunc(sp.expand)
+
+
+def gd_invariant_drift_residual(d: int = 3) -> sp.Matrix:
+    r"""Proof of the exact drift
+    :math:`\alpha^2 (\|G\|^2 p p^\top - (W G)(W G)^\top)`: returns the expanded difference
+    between :func:`gd_invariant_drift_expression` and that formula (zero)."""
+    W, p, G = _symbolic_state(d)
+    claimed = alpha_symbol**2 * ((G.T * G)[0, 0] * p * p.T - (W * G) * (W * G).T)
+    return (gd_invariant_drift_expression(d) - claimed).applyfunc(sp.expand)
+
+
+# --------------------------------------------------------------------------- numeric
+
+
+def conserved_matrix(W: np.ndarray, p: np.ndarray) -> np.ndarray:
+    r"""Numeric :math:`W W^\top - p p^\top` (float64)."""
+    W = np.asarray(W, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64).reshape(-1)
+    return W @ W.T - np.outer(p, p)
+
+
+def query_velocity(W: np.ndarray, p: np.ndarray, G: np.ndarray) -> np.ndarray:
+    r"""Numeric gradient-flow velocity of the query, :math:`\dot q = -(W^\top W + \|p\|^2 I)G
+    = -W^\top (W G) - \|p\|^2 G`."""
+    W = np.asarray(W, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64).reshape(-1)
+    G = np.asarray(G, dtype=np.float64).reshape(-1)
+    return -(W.T @ (W @ G)) - float(p @ p) * G
+
+
+def gd_invariant_drift(W: np.ndarray, p: np.ndarray, G: np.ndarray, alpha: float) -> np.ndarray:
+    r"""Exact change of :math:`W W^\top - p p^\top` over one GD step with step ``alpha``:
+    :math:`\alpha^2 (\|G\|^2 p p^\top - (W G)(W G)^\top)` (float64, d x d).
+
+    Derived by this package (proved by :func:`gd_invariant_drift_residual`)."""
+    W = np.asarray(W, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64).reshape(-1)
+    G = np.asarray(G, dtype=np.float64).reshape(-1)
+    WG = W @ G
+    return float(alpha) ** 2 * (float(G @ G) * np.outer(p, p) - np.outer(WG, WG))
