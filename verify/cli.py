@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verify.config import PRESETS, ConfigError, RunConfig, config_fields, preset
+from verify.experiments_cli import register_experiment_commands
 
 
 def _field_type(annotation: Any) -> type:
@@ -94,6 +95,41 @@ def _command_check(args: argparse.Namespace) -> int:
     return 0 if all(r.verdict == "pass" for r in results) else 1
 
 
+def _command_assumptions(args: argparse.Namespace) -> int:
+    import math
+
+    from theory.assumptions import evaluate, regime_conditions, symbol_values
+    from theory.predictions import predict
+    from verify.evidence import setting_from_config
+
+    config = config_from_args(args)
+    setting = setting_from_config(config)
+    values = symbol_values(config.d, config.n, config.T, config.rho, config.eta,
+                           config.mu_norm, config.sigma_eps, config.alpha,
+                           math.sqrt(setting.kappa0 / config.d),
+                           config.nu_scale / config.mu_norm, args.delta, setting.gamma0)
+    statuses = evaluate(values)
+    print(f"configuration: d={config.d} n={config.n} T={config.T} rho={config.rho} "
+          f"eta={config.eta} ||mu||={config.mu_norm} sigma={config.sigma_eps} "
+          f"alpha={config.alpha} delta={args.delta}")
+    print(f"{'':3} {'assumption':38} {'holds':5}  {'margin':>8}   lhs >= rhs")
+    for status in statuses:
+        pairs = "; ".join(f"{lhs:.4g} >= {rhs:.4g}" for lhs, rhs in status.values)
+        print(f"{status.key:3} {status.title:38} {'yes' if status.holds else 'NO':5}  "
+              f"{status.margin:8.3g}   {pairs}")
+        if args.verbose:
+            print(f"    reason: {status.reason}")
+    prediction = predict(setting)
+    n_snr_sq = config.n * config.snr**2
+    a2 = next(s for s in statuses if s.key == "A2").holds
+    print(f"\nn SNR^2 = {n_snr_sq:.4g}; stage-1 overfitting threshold "
+          f"{prediction.overfitting_threshold:.4g}; test z = {prediction.test_z:.3g}")
+    for basis, regime in regime_conditions(n_snr_sq, a2, prediction.overfitting_threshold).items():
+        print(f"regime by {basis}: {regime}")
+    print(f"predicted regime (theory.predictions): {prediction.regime}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -117,6 +153,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="directory for report.md and report.json (default: verification)")
     check.add_argument("--no-progress", action="store_true", help="no per-check progress lines")
     check.set_defaults(handler=_command_check)
+
+    assumptions = commands.add_parser("assumptions", help="A1-A8 with margins and the "
+                                      "predicted regime for a configuration")
+    add_config_flags(assumptions)
+    assumptions.add_argument("--delta", type=float, default=0.05,
+                             help="failure probability in A1, A3, A7 (default 0.05)")
+    assumptions.add_argument("--verbose", action="store_true", help="print each reason")
+    assumptions.set_defaults(handler=_command_assumptions)
+    register_experiment_commands(commands)
     return parser
 
 
