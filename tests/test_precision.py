@@ -28,3 +28,11 @@ def test_naive_form_needs_precision_growing_with_gap_but_stable_mp_does_not():
 def test_unknown_method_is_named():
     with pytest.raises(ValueError, match="method='float16'"):
         leader_update(10.0, "float16")
+
+
+def test_naive_form_is_rescued_by_precision_raised_with_the_gap():
+    # p digits fail near gap 2.3 p; raising p to gap / 2.3 + 20 restores accuracy.
+    gap = 300
+    digits = int(gap / 2.3) + 20
+    row = precision_table([gap], [f"naive_mp{digits}"], reference_dps=digits + 40)[0]
+    assert row.relative_error < 1e-15

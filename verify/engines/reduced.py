@@ -83,17 +83,19 @@ class ReducedEngine(Engine):
 
     #: Test evaluations after which the test set is projected onto the reduced basis.
     TEST_PROJECTION_AFTER = 3
+    _test_evaluations = 0
+    _test_projection: tuple[np.ndarray, np.ndarray] | None = None
 
     def test_logits(self) -> np.ndarray:
         r"""Test logits :math:`X_{\text{test}} q`. After a few evaluations the test tokens are
         projected once onto :math:`C` and :math:`B` (:math:`O(m T d N)`), so that each later
         evaluation, :math:`(X C) a + (X B)(M^\top K a)`, costs :math:`O(m T N)` instead of
         :math:`O(m T d)`."""
-        self._test_evaluations = getattr(self, "_test_evaluations", 0) + 1
+        self._test_evaluations += 1
         if self._test_evaluations <= self.TEST_PROJECTION_AFTER:
             return super().test_logits()
         c = self.coordinates
-        if not hasattr(self, "_test_projection"):
+        if self._test_projection is None:
             tokens = self.data.X_test.reshape(-1, self.data.d)
             self._test_projection = (tokens @ c.C, tokens @ c.B)
         a, M = self._float_state()
