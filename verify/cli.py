@@ -130,6 +130,30 @@ def _command_assumptions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_precision(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from verify.io import atomic_write_csv
+    from verify.precision import breakdown_gap, precision_table
+
+    methods = ["naive_float32", "naive_float64", "stable_float64", "naive_mp60", "stable_mp30"]
+    rows = precision_table(args.gaps, methods, reference_dps=args.reference_dps)
+    print(f"relative error of the leader's update vs {args.reference_dps}-digit mpmath")
+    print("gap     " + "".join(f"{m:>16}" for m in methods))
+    for gap in args.gaps:
+        errors = {r.method: r.relative_error for r in rows if r.gap == gap}
+        print(f"{gap:<8g}" + "".join(f"{errors[m]:>16.2e}" for m in methods))
+    for method in methods[:3]:
+        print(f"{method}: relative error first exceeds 1e-2 at gap "
+              f"{breakdown_gap(method, 1e-2, reference_dps=args.reference_dps):g}")
+    if args.out:
+        atomic_write_csv(Path(args.out) / "precision.csv",
+                         ["gap", "method", "value", "reference", "relative_error"],
+                         ([r.gap, r.method, r.value, r.reference, r.relative_error]
+                          for r in rows))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -161,6 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
                              help="failure probability in A1, A3, A7 (default 0.05)")
     assumptions.add_argument("--verbose", action="store_true", help="print each reason")
     assumptions.set_defaults(handler=_command_assumptions)
+
+    precision = commands.add_parser("precision", help="naive vs stable vs mpmath update "
+                                    "at large attention gaps (spec 02)")
+    precision.add_argument("--gaps", type=float, nargs="+",
+                           default=[5, 10, 15, 17, 20, 30, 37, 40, 100, 300, 700])
+    precision.add_argument("--reference-dps", type=int, default=60)
+    precision.add_argument("--out", metavar="DIR", help="also write precision.csv here")
+    precision.set_defaults(handler=_command_precision)
     register_experiment_commands(commands)
     return parser
 
