@@ -11,8 +11,9 @@ an evaluator that reports, for concrete values, whether it holds and by what mar
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import sympy as sp
 
@@ -101,8 +102,16 @@ ASSUMPTIONS: tuple[Assumption, ...] = (
 )
 
 
+@lru_cache(maxsize=None)
+def _compiled(expression: sp.Expr) -> tuple[tuple[sp.Symbol, ...], Callable[..., float]]:
+    symbols = tuple(sorted(sp.sympify(expression).free_symbols, key=str))
+    return symbols, sp.lambdify(symbols, expression, modules="math")
+
+
 def _substitute(expression: sp.Expr, values: Mapping[sp.Symbol, float]) -> float:
-    return float(sp.sympify(expression).subs(values))
+    """``expression`` at ``values`` (lambdified once per expression)."""
+    symbols, function = _compiled(sp.sympify(expression))
+    return float(function(*(values[symbol] for symbol in symbols)))
 
 
 def symbol_values(d_value: int, n_value: int, T_value: int, rho_value: float, eta_value: float,

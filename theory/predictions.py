@@ -299,8 +299,10 @@ def predict(setting: Setting, constants: dict[str, float] | None = None) -> Pred
     clean = gap_velocities(setting, noisy=False)
     noisy = gap_velocities(setting, noisy=True) if setting.n_weak_opposite else {}
     factor = constants["gap_bracket_factor"]
-    noisy_law = None
-    if overfits and noisy and min(noisy.values()) > 0:
+    noisy_selection = stage1_selection(setting, noisy=True) if overfits else {"R": 1.0}
+    noisy_law = None  # Lemma 4.7 tracks the W- lead: only when noisy samples select W-
+    if overfits and noisy and min(noisy.values()) > 0 \
+            and max(noisy_selection, key=noisy_selection.get) == "W-":
         noisy_law = gap_law(min(noisy.values()), setting, factor)
     noisy_fraction = math.ceil(setting.n * setting.eta - 1e-9) / setting.n
     return Predictions(
@@ -313,7 +315,7 @@ def predict(setting: Setting, constants: dict[str, float] | None = None) -> Pred
         test_z=z, test_selection=test_selection(setting, z), test_accuracy=accuracy,
         regime=regime, train_accuracy=1.0 if overfits else 1.0 - noisy_fraction,
         clean_selection=stage1_selection(setting, noisy=False),
-        noisy_selection=stage1_selection(setting, noisy=True) if overfits else {"R": 1.0},
+        noisy_selection=noisy_selection,
         noisy_fitting_time=noisy_fitting_time(setting) if overfits else math.inf,
         clean_gap_law=gap_law(min(clean.values()), setting, factor),
         noisy_gap_law=noisy_law, constants=constants,

@@ -173,7 +173,8 @@ def g_inverse_asymptotic_error_bound(y: Any, T: float) -> Any:
     exp = mpmath.exp if isinstance(y, mpmath.mpf) else math.exp
     delta_max = epsilon_max / (1 - epsilon_max)
     numerator = max(2 * log_scale**2, 4 * log_scale + exp(delta_max))
-    return numerator / ((1 - epsilon_max) * size**2)
+    # Divide twice by |y| instead of by |y|^2: a float |y| above ~1e154 would overflow.
+    return numerator / (1 - epsilon_max) / size / size
 
 
 def g_inverse_asymptotic_simple_bound(y: Any, T: float, order: int = 1) -> Any:
