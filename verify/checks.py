@@ -67,9 +67,11 @@ def _sem(values: np.ndarray) -> float:
 def check_regime(ev: Evidence, name: str, p: Predictions) -> CheckResult:
     regimes = [measured_regime(ev.gd(name, s)) for s in ev.seeds]
     majority = max(set(regimes), key=regimes.count)
+    fitted = np.mean([ev.gd(name, s).final["noisy_fitted"] for s in ev.seeds])
     return CheckResult(
         f"regime [{name}]", "Theorem 4.1, Remark 4.2", p.regime,
-        f"{majority} ({', '.join(regimes)})", "majority of seeds, 1000 steps",
+        f"{majority} ({', '.join(regimes)}; noisy fitted {fitted:.2f})",
+        "majority of seeds, 1000 steps; overfitting = at least half the noisy samples fitted",
         _verdict(majority == p.regime),
         f"n SNR^2 = {p.setting.n * p.setting.snr**2:.3g}, overfitting ratio "
         f"{p.overfitting_ratio:.3g} (>1 overfits), test z = {p.test_z:.3g}; {RECONSTRUCTION}")

@@ -11,6 +11,7 @@ from theory.predictions import Setting
 from verify.config import RunConfig, preset
 from verify.data import GROUP_NAMES, Dataset, generate
 from verify.engines import ReducedEngine
+from verify.regimes import RegimeThresholds, classify_regime
 from verify.simulate import RunResult, simulate
 
 
@@ -53,13 +54,16 @@ def selected_groups(logits: np.ndarray, data: Dataset) -> np.ndarray:
     return np.array([GROUP_NAMES[g] for g in data.groups[np.argmax(logits, axis=1)]])
 
 
-def measured_regime(result: RunResult, test_threshold: float = 0.95) -> str:
-    """``not-overfitting`` if fewer than half the noisy samples are fitted; otherwise
-    ``benign`` if test accuracy >= ``test_threshold``, else ``harmful``."""
+#: The checks call a run overfitting once at least half its noisy samples are fitted
+#: (the paper's not-overfitting run fits none; a run fitting some is reported as such).
+CHECK_THRESHOLDS = RegimeThresholds(test_accuracy=0.95, noisy_fitted=0.5)
+
+
+def measured_regime(result: RunResult, thresholds: RegimeThresholds = CHECK_THRESHOLDS) -> str:
+    """The regime of a finished run by :func:`verify.regimes.classify_regime`."""
     last = result.final
-    if not last.get("noisy_fitted", 0) >= 0.5:
-        return "not-overfitting"
-    return "benign" if last["test_accuracy"] >= test_threshold else "harmful"
+    return classify_regime(last.get("noisy_fitted", math.nan),
+                           last.get("test_accuracy", math.nan), thresholds)
 
 
 @dataclass
