@@ -39,7 +39,7 @@ def save_figure(figure, directory: Path, name: str) -> list[Path]:
     for suffix in (".png", ".pdf"):
         path = directory / f"{name}{suffix}"
         temporary = directory / f".{name}.tmp{suffix}"
-        figure.savefig(temporary, dpi=130, bbox_inches="tight")
+        figure.savefig(temporary, dpi=130)
         os.replace(temporary, path)
         written.append(path)
     _pyplot().close(figure)

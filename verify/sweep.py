@@ -29,6 +29,7 @@ Executors (all with the same ``map_unordered(function, items)`` generator):
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
 import os
@@ -93,11 +94,37 @@ class ResultStore:
 
 
 def timed_call(worker: Worker, point: Mapping[str, Any]) -> dict[str, Any]:
-    """Run ``worker(point)`` and return its result with wall time, host and process id."""
+    """Run ``worker(point)`` and return its result with wall time, host and process id.
+
+    A full garbage collection follows every point: a run's objects can form reference
+    cycles (e.g. the flow engine and its ODE solver) that would otherwise keep its data
+    (hundreds of MB at large d) alive in a long-lived worker process."""
     started = time.perf_counter()
-    result = worker(point)
+    try:
+        result = worker(point)
+    finally:
+        gc.collect()
     return {"result": result, "wall_seconds": time.perf_counter() - started,
             "host": platform.node(), "pid": os.getpid()}
+
+
+class SweepError(RuntimeError):
+    """A point's worker raised; the message names the point (finished points are saved)."""
+
+
+class PointFailed(Exception):
+    """Raised by an executor when the point at ``index`` failed with ``cause``."""
+
+    def __init__(self, index: int, cause: BaseException):
+        super().__init__(index, cause)
+        self.index, self.cause = index, cause
+
+
+def _result_or_fail(index: int, future: Any) -> Any:
+    try:
+        return future.result()
+    except Exception as error:  # KeyboardInterrupt and other BaseExceptions pass through
+        raise PointFailed(index, error) from error
 
 
 # -- executors ---------------------------------------------------------------------
@@ -119,7 +146,11 @@ class SerialExecutor:
     def map_unordered(self, function: Callable[..., Any], items: Sequence[Any]
                       ) -> Iterator[tuple[int, Any]]:
         for index, item in enumerate(items):
-            yield index, function(item)
+            try:
+                result = function(item)
+            except Exception as error:
+                raise PointFailed(index, error) from error
+            yield index, result
 
     def drain_finished(self) -> list[tuple[int, Any]]:
         return []
@@ -194,7 +225,7 @@ class ProcessExecutor:
         try:
             for future in as_completed(tracker.index):
                 index = tracker.index[future]
-                result = future.result()
+                result = _result_or_fail(index, future)
                 tracker.collected.add(index)
                 yield index, result
         except BaseException:
@@ -263,7 +294,7 @@ class DaskExecutor:
         try:
             for future in as_completed(list(tracker.index)):
                 index = tracker.index[future]
-                result = future.result()
+                result = _result_or_fail(index, future)
                 tracker.collected.add(index)
                 yield index, result
         except BaseException:
@@ -352,8 +383,14 @@ def run_sweep(points: Iterable[Mapping[str, Any]], worker: Worker, store: Result
 
     try:
         calls = [_Call(worker, keyed[key]) for key in todo]
-        for index, outcome in executor.map_unordered(_run_call, calls):
-            save(index, outcome)
+        try:
+            for index, outcome in executor.map_unordered(_run_call, calls):
+                save(index, outcome)
+        except PointFailed as failure:
+            point = keyed[todo[failure.index]]
+            raise SweepError(f"point {todo[failure.index]} failed with {failure.cause!r}; "
+                             f"point: {json.dumps(canonical(point))[:500]}; finished points "
+                             f"are saved in {store.directory}") from failure.cause
     except BaseException:
         for index, outcome in executor.drain_finished():
             save(index, outcome)
@@ -378,6 +415,6 @@ def _run_call(call: _Call) -> dict[str, Any]:
     return timed_call(call.worker, call.point)
 
 
-__all__ = ["ResultStore", "SweepReport", "run_sweep", "point_key", "worker_name",
+__all__ = ["ResultStore", "SweepReport", "SweepError", "run_sweep", "point_key", "worker_name",
            "SerialExecutor", "ProcessExecutor", "DaskExecutor", "make_executor",
            "timed_call", "canonical"]

@@ -14,6 +14,7 @@ import numpy as np
 
 from verify.config import RunConfig
 from verify.data import GROUP_NAMES, RELEVANT
+from verify.shared_noise import generate_reusing_noise
 from verify.simulate import RunResult, simulate
 
 
@@ -23,8 +24,11 @@ def config_of(point: Mapping[str, Any]) -> RunConfig:
 
 def final_state(point: Mapping[str, Any]) -> dict[str, Any]:
     """The last logged row of the run (final train/test loss and accuracy, fitted
-    fractions, gaps, ...) plus status and wall time."""
-    result = simulate(config_of(point))
+    fractions, gaps, ...) plus status and wall time. The data are
+    :func:`verify.data.generate`'s, with the noise reused across ||mu|| (bit for bit the
+    same, :mod:`verify.shared_noise`)."""
+    config = config_of(point)
+    result = simulate(config, data=generate_reusing_noise(config))
     out = dict(result.final)
     out.update(status=result.status, message=result.message,
                run_seconds=result.wall_seconds)
@@ -96,12 +100,16 @@ LONG_KEYS = ("step", "time", "train_loss", "train_accuracy", "test_loss", "test_
 
 def long_trajectory(point: Mapping[str, Any]) -> dict[str, Any]:
     """A (flow) run's history on its log-spaced points, plus per-sample training
-    margins (to time when each noisy sample becomes fitted)."""
+    margins (to time when each noisy sample becomes fitted) and the group of the token
+    each training sample selects at the end."""
     result = simulate(config_of(point))
+    groups = result.data.groups
+    selected = np.argmax(result.train_logits[-1], axis=-1)
     return {"summary": result.summary(), "steps": result.steps,
             "history": [{key: row.get(key) for key in LONG_KEYS} for row in result.history],
             "noisy": result.data.noisy.astype(int).tolist(),
-            "margins": per_sample_margins(result).tolist()}
+            "margins": per_sample_margins(result).tolist(),
+            "selected_group_final": [GROUP_NAMES[groups[t]] for t in selected]}
 
 
 __all__ = ["final_state", "trajectory", "long_trajectory", "per_sample_saturation",
