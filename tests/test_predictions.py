@@ -25,7 +25,8 @@ def test_overfitting_ratio_closed_form():
 
 
 def test_signal_rate_matches_first_order_sketch_when_loss_weights_are_one_half():
-    """Spec 01 section 6 (l' = -1/2, rho/T terms dropped): S = k0 mu^2 (1-2eta)(1-1/T)/(4 sqrt2 T)."""
+    """Spec 01 section 6 (l' = -1/2, rho/T terms dropped):
+    S = k0 mu^2 (1-2eta)(1-1/T)/(4 sqrt2 T)."""
     S = rates.signal_rate().subs(ONE_PER_GROUP).subs(rates.gamma0, 1 / sp.sqrt(2))
     f0 = rates.mean_score(rates.paper_groups()).subs(ONE_PER_GROUP)
     # Replace both loss weights by 1/2 (f0 -> 0 inside the exponentials) and rho/T -> 0.

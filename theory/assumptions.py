@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -102,7 +102,7 @@ ASSUMPTIONS: tuple[Assumption, ...] = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(expression: sp.Expr) -> tuple[tuple[sp.Symbol, ...], Callable[..., float]]:
     symbols = tuple(sorted(sp.sympify(expression).free_symbols, key=str))
     return symbols, sp.lambdify(symbols, expression, modules="math")
