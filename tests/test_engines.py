@@ -147,3 +147,20 @@ def test_non_finite_check_is_named():
     engine.a[:] = np.inf
     with np.errstate(all="ignore"), pytest.raises(NonFiniteError, match="training logits"):
         engine.step()
+
+
+def test_finished_flow_engine_is_freed_without_the_cycle_collector():
+    """The solver holds only the fixed matrices, not the engine (no reference cycle)."""
+    import gc
+    import weakref
+
+    config = small(engine="flow", steps=10**6)
+    engine = make_engine(config, generate(config))
+    engine.advance_to(10**6)
+    reference = weakref.ref(engine)
+    gc.disable()
+    try:
+        del engine
+        assert reference() is None
+    finally:
+        gc.enable()

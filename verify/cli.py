@@ -1,4 +1,5 @@
-"""Command line: ``python -m verify {run,check,assumptions,reproduce}``."""
+"""Command line: ``python -m verify {run,check,assumptions,precision,reproduce,
+sweep-boundaries,longtime}``."""
 
 from __future__ import annotations
 

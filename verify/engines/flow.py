@@ -23,8 +23,9 @@ from scipy.integrate import DOP853
 
 from verify.config import RunConfig
 from verify.data import Dataset
-from verify.engines.base import NonFiniteError, ReducedCoordinates
+from verify.engines.base import NonFiniteError, ReducedCoordinates, ensure_finite
 from verify.engines.reduced import ReducedEngine
+from verify.kernels import logit_gradient
 
 
 class FlowEngine(ReducedEngine):
@@ -42,19 +43,34 @@ class FlowEngine(ReducedEngine):
     def log_time(step: float, alpha: float) -> float:
         return math.log1p(alpha * step)
 
-    def _derivative(self, s: float, y: np.ndarray) -> np.ndarray:
-        N = self.a.shape[0]
-        a, M = y[:N], y[N:].reshape(N, N)
-        h = self._flat_gradient(a, M)
-        scale = math.exp(s)  # dt/ds = 1 + t
-        out = np.empty_like(y)
-        out[:N] = -scale * (h + M @ (self.gram @ h))
-        out[N:] = (-scale * np.outer(a, h)).reshape(-1)
-        return out
+    def _derivative(self):
+        """The right-hand side :math:`dy/ds`, a closure over the fixed matrices only: the
+        solver must not hold the engine (an engine <-> solver reference cycle kept each
+        finished run's data alive until a full garbage collection)."""
+        K, gram = self.K, self.gram
+        scores, differences, labels = self.scores, self.differences, self.labels
+        n, T = self.data.n, self.data.T
+        N = K.shape[0]
+        alpha = self.config.alpha
+
+        def derivative(s: float, y: np.ndarray) -> np.ndarray:
+            a, M = y[:N], y[N:].reshape(N, N)
+            Ka = K @ a
+            logits = Ka + gram @ (M.T @ Ka)
+            ensure_finite(logits, "training logits", math.expm1(s) / alpha)
+            h = logit_gradient(logits.reshape(n, T), scores, differences,
+                               labels).logit_gradient.reshape(-1)
+            scale = math.exp(s)  # dt/ds = 1 + t
+            out = np.empty_like(y)
+            out[:N] = -scale * (h + M @ (gram @ h))
+            out[N:] = (-scale * np.outer(a, h)).reshape(-1)
+            return out
+
+        return derivative
 
     def _make_solver(self, s_start: float, y_start: np.ndarray, s_end: float) -> DOP853:
-        return DOP853(self._derivative, s_start, y_start, s_end, rtol=self.config.flow_rtol,
-                      atol=self.config.flow_atol)
+        return DOP853(self._derivative(), s_start, y_start, s_end,
+                      rtol=self.config.flow_rtol, atol=self.config.flow_atol)
 
     def advance_to(self, step: float) -> None:
         if step < self.steps_done:
