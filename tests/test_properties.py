@@ -79,7 +79,7 @@ def test_benign_stage1_end_within_factor_3(config):
     "documented disagreement: the stage-1 derivation predicts not-overfitting whenever "
     "n SNR^2 exceeds its threshold (about 5 for the paper's setting), but in stage 2 the "
     "noisy samples' W- token can overtake R once the clean samples saturate; configurations "
-    "satisfying A1-A8 with n SNR^2 at 2-4x the constant calibrated at rho = 0.1 (200) still "
+    "satisfying A1-A8 with n SNR^2 at 2-4x the constant calibrated at rho = 0.1 (340) still "
     "fit their noisy samples within 1000 steps when rho is 0.3-0.45. Strict: this test "
     "starts failing (XPASS) if the prediction is repaired."))
 @seed(20252)
