@@ -151,16 +151,12 @@ def noisy_mask(y_clean: np.ndarray, config: RunConfig, rng: np.random.Generator)
     return mask
 
 
-def sequences(y_star: np.ndarray, config: RunConfig, rng: np.random.Generator) -> np.ndarray:
-    """Sequences of shape (len(y_star), T, d) for true labels ``y_star``."""
-    count = y_star.shape[0]
-    X = rng.standard_normal((count, config.T, config.d))
-    X *= config.sigma_eps
-    groups = token_groups(config)
+def add_signals(X: np.ndarray, y_star: np.ndarray, config: RunConfig) -> np.ndarray:
+    """Add each token group's signal to the noise ``X`` (n, T, d) in place; returns ``X``."""
     own = np.where(y_star == 1, 0, 1)  # coordinate of mu_{y*}
     other = 1 - own
-    rows = np.arange(count)
-    for t, group in enumerate(groups):
+    rows = np.arange(y_star.shape[0])
+    for t, group in enumerate(token_groups(config)):
         if group == RELEVANT:
             X[rows, t, own] += config.mu_norm
         elif group == WEAK_ALIGNED:
@@ -168,6 +164,13 @@ def sequences(y_star: np.ndarray, config: RunConfig, rng: np.random.Generator) -
         elif group == WEAK_OPPOSITE:
             X[rows, t, other] += config.rho * config.mu_norm
     return X
+
+
+def sequences(y_star: np.ndarray, config: RunConfig, rng: np.random.Generator) -> np.ndarray:
+    """Sequences of shape (len(y_star), T, d) for true labels ``y_star``."""
+    X = rng.standard_normal((y_star.shape[0], config.T, config.d))
+    X *= config.sigma_eps
+    return add_signals(X, y_star, config)
 
 
 def generate(config: RunConfig) -> Dataset:

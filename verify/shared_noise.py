@@ -18,10 +18,6 @@ import numpy as np
 
 from verify.config import RunConfig
 from verify.data import (
-    IRRELEVANT,
-    RELEVANT,
-    WEAK_ALIGNED,
-    WEAK_OPPOSITE,
     Dataset,
     balanced_labels,
     head_vector,
@@ -30,6 +26,7 @@ from verify.data import (
     signal_vectors,
     token_groups,
 )
+from verify.data import add_signals as data_add_signals
 
 
 def noise_key(config: RunConfig) -> RunConfig:
@@ -56,21 +53,8 @@ def _noise(key: RunConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def add_signals(noise: np.ndarray, y_star: np.ndarray, config: RunConfig) -> np.ndarray:
-    """A copy of ``noise`` with each group's signal added, as :func:`verify.data.sequences`."""
-    X = noise.copy()
-    own = np.where(y_star == 1, 0, 1)
-    other = 1 - own
-    rows = np.arange(y_star.shape[0])
-    for t, group in enumerate(token_groups(config)):
-        if group == RELEVANT:
-            X[rows, t, own] += config.mu_norm
-        elif group == WEAK_ALIGNED:
-            X[rows, t, own] += config.rho * config.mu_norm
-        elif group == WEAK_OPPOSITE:
-            X[rows, t, other] += config.rho * config.mu_norm
-        else:
-            assert group == IRRELEVANT
-    return X
+    """A copy of ``noise`` with each group's signal added (:func:`verify.data.add_signals`)."""
+    return data_add_signals(noise.copy(), y_star, config)
 
 
 def generate_reusing_noise(config: RunConfig) -> Dataset:
