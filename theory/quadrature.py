@@ -448,12 +448,8 @@ def quadrature_time(x0: Any, x1: Any, c: Any, T: Any, dps: int = 30) -> mpmath.m
         return (g_mp(x1, T, dps) - g_mp(x0, T, dps)) / mpmath.mpf(c)
 
 
-def log_quadrature_time(
-    x0: np.ndarray | float, x1: np.ndarray | float, c: np.ndarray | float, T: float
-) -> np.ndarray:
-    r""":math:`\log\tau`, :math:`\tau = (g(x_1) - g(x_0))/c`, in float (vectorised,
-    overflow-free for any gaps); requires :math:`\tau > 0` (raises ``ValueError``
-    otherwise) and :math:`\tau = 0` gives :math:`-\infty`."""
+def _signed_log_time(x0, x1, c, T) -> tuple[np.ndarray, np.ndarray]:
+    """Sign and log of :math:`(g(x_1) - g(x_0))/c`, overflow-free."""
     T = _validated_T(T)
     c = require_finite_array("c", c)
     if np.any(c == 0.0):
@@ -461,12 +457,22 @@ def log_quadrature_time(
     sign_1, log_1 = signed_log_g(x1, T)
     sign_0, log_0 = signed_log_g(x0, T)
     sign_diff, log_diff = signed_log_add(sign_1, log_1, -sign_0, log_0)
-    if np.any(sign_diff * np.sign(c) < 0.0):
+    return sign_diff * np.sign(c), log_diff - np.log(np.abs(c))
+
+
+def log_quadrature_time(
+    x0: np.ndarray | float, x1: np.ndarray | float, c: np.ndarray | float, T: float
+) -> np.ndarray:
+    r""":math:`\log\tau`, :math:`\tau = (g(x_1) - g(x_0))/c`, in float (vectorised,
+    overflow-free for any gaps); requires :math:`\tau > 0` (raises ``ValueError``
+    otherwise) and :math:`\tau = 0` gives :math:`-\infty`."""
+    sign, log_time = _signed_log_time(x0, x1, c, T)
+    if np.any(sign < 0.0):
         raise ValueError(
             "log_quadrature_time needs (g(x1) - g(x0)) / c >= 0 (x1 reachable from x0); "
             f"got x0={x0!r}, x1={x1!r}, c={c!r}"
         )
-    return log_diff - np.log(np.abs(c))
+    return log_time
 
 
 def quadrature_time_float(
@@ -477,14 +483,8 @@ def quadrature_time_float(
     (no warning, no NaN): the value is computed in signed log form and exponentiated with
     clipping (:math:`|\tau| > 1.8\times 10^{308}` only for gaps above about
     :math:`709 + \log(|c| T)`)."""
-    T = _validated_T(T)
-    c = require_finite_array("c", c)
-    if np.any(c == 0.0):
-        raise ValueError(f"c must be non-zero; got {c!r}")
-    sign_1, log_1 = signed_log_g(x1, T)
-    sign_0, log_0 = signed_log_g(x0, T)
-    sign_diff, log_diff = signed_log_add(sign_1, log_1, -sign_0, log_0)
-    return sign_diff * np.sign(c) * exp_clipped(log_diff - np.log(np.abs(c)))
+    sign, log_time = _signed_log_time(x0, x1, c, T)
+    return sign * exp_clipped(log_time)
 
 
 def log_time_to_reach_gap_scaling(
