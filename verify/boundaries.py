@@ -32,10 +32,10 @@ import numpy as np
 
 from verify.config import RunConfig, preset
 from verify.fits import bootstrap_exponent, fit_power_law
-from verify.io import atomic_write_json, atomic_write_text, provenance
+from verify.io import atomic_write_text
 from verify.regimes import RegimeThresholds, classify_regime
 from verify.sweep import Executor, ResultStore, make_executor, point_key, run_sweep
-from verify.tables import markdown_table, number, write_table
+from verify.tables import markdown_table, number, write_experiment_record, write_table
 from verify.workers import final_state
 
 HARMFUL_BENIGN = "harmful|benign"
@@ -281,15 +281,12 @@ def sweep_boundaries(out: str | Path, settings: BoundarySettings | None = None,
     written += write_table(tables / "boundary_local_exponents", local)
     atomic_write_text(tables / "boundary_exponents.md",
                       exponent_markdown(exponents, settings) + local_slope_markdown(local))
-    record = {"settings": asdict(settings), "wall_seconds": time.perf_counter() - started,
-              "runs": len(rows), "exponents": exponents, "provenance": provenance(),
-              "tables": [str(p.relative_to(out)) for p in written]}
+    draw = None
     if figures:
-        from verify.figures_beyond import figure_boundaries
-
-        record["figures"] = [str(p.relative_to(out))
-                             for p in figure_boundaries(tables, out / "figures")]
-    atomic_write_json(out / "boundaries.json", record)
+        from verify.figures_beyond import figure_boundaries as draw
+    record = {"settings": asdict(settings), "wall_seconds": time.perf_counter() - started,
+              "runs": len(rows), "exponents": exponents}
+    record = write_experiment_record(out, "boundaries.json", record, written, draw)
     return record
 
 

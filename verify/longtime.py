@@ -32,9 +32,9 @@ import numpy as np
 
 from verify.config import RunConfig, preset
 from verify.fits import first_step_always, settle_step, slope_per_decade
-from verify.io import atomic_write_json, atomic_write_text, provenance
+from verify.io import atomic_write_text
 from verify.sweep import Executor, ResultStore, make_executor, run_sweep
-from verify.tables import markdown_table, number, write_table
+from verify.tables import markdown_table, number, write_experiment_record, write_table
 from verify.workers import long_trajectory
 
 GAP_COLUMNS = ("clean_gap_min", "clean_gap_mean", "noisy_gap_min", "noisy_gap_mean")
@@ -255,15 +255,12 @@ def run_longtime(out: str | Path, settings: LongtimeSettings | None = None,
     written += write_table(tables / "longtime_summary", summary)
     written += write_table(tables / "longtime_gd_check", check)
     atomic_write_text(tables / "longtime_summary.md", summary_markdown(summary, settings))
-    record = {"settings": asdict(settings), "wall_seconds": time.perf_counter() - started,
-              "runs": len(report.records), "gd_check": check, "provenance": provenance(),
-              "tables": [str(p.relative_to(out)) for p in written]}
+    draw = None
     if figures:
-        from verify.figures_beyond import figure_longtime
-
-        record["figures"] = [str(p.relative_to(out))
-                             for p in figure_longtime(tables, out / "figures")]
-    atomic_write_json(out / "longtime.json", record)
+        from verify.figures_beyond import figure_longtime as draw
+    record = {"settings": asdict(settings), "wall_seconds": time.perf_counter() - started,
+              "runs": len(report.records), "gd_check": check}
+    record = write_experiment_record(out, "longtime.json", record, written, draw)
     return record
 
 

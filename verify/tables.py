@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from verify.io import atomic_write_bytes, atomic_write_csv
+from verify.io import atomic_write_bytes, atomic_write_csv, atomic_write_json, provenance
 
 
 def number(value: Any) -> float:
@@ -89,3 +89,17 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 __all__ = ["number", "write_table", "read_table", "select", "markdown_table"]
+
+
+def write_experiment_record(out: Path, filename: str, record: dict[str, Any],
+                            written: Sequence[Path], draw_figures=None) -> dict[str, Any]:
+    """Finish an experiment directory: add provenance, the written tables and (when
+    ``draw_figures(tables_dir, figures_dir)`` is given) the figures drawn from those
+    tables to ``record``, and write it atomically as ``out / filename``."""
+    record = {**record, "provenance": provenance(),
+              "tables": [str(p.relative_to(out)) for p in written]}
+    if draw_figures is not None:
+        record["figures"] = [str(p.relative_to(out))
+                             for p in draw_figures(out / "tables", out / "figures")]
+    atomic_write_json(out / filename, record)
+    return record
