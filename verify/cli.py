@@ -12,6 +12,7 @@ from typing import Any
 
 from verify.config import PRESETS, ConfigError, RunConfig, config_fields, preset
 from verify.experiments_cli import register_experiment_commands
+from verify.realworld.cli import register_realworld_commands
 
 
 def _field_type(annotation: Any) -> type:
@@ -195,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     precision.add_argument("--out", metavar="DIR", help="also write precision.csv here")
     precision.set_defaults(handler=_command_precision)
     register_experiment_commands(commands)
+    register_realworld_commands(commands)
     return parser
 
 

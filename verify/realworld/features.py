@@ -1,0 +1,60 @@
+"""Cache of the hidden states entering the last layer, computed once per example.
+
+The backbone below the last layer is frozen, so these states never change: they
+are computed once for a pool of examples and stored in
+``<cache>/features/<dataset>-<key>.pt``, keyed by the backbone's identity
+(weights' checksum and preprocessing), the data set and the example indices.
+Files are written atomically; a corrupt or mismatching file is recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+
+import numpy as np
+import torch
+
+from verify.io import atomic_write_bytes
+from verify.realworld.assets import cache_directory
+from verify.realworld.backbones import LastLayerInputs
+
+CHUNK = 256
+
+
+def cache_key(identity: dict, dataset: str, indices: np.ndarray) -> str:
+    payload = json.dumps({"backbone": identity, "dataset": dataset}, sort_keys=True).encode()
+    digest = hashlib.sha256(payload)
+    digest.update(np.ascontiguousarray(indices, dtype=np.int64).tobytes())
+    return digest.hexdigest()[:20]
+
+
+def cached_last_layer_inputs(backbone, data, indices: np.ndarray,
+                             progress: bool = False) -> LastLayerInputs:
+    """The last layer's inputs for ``data[indices]``, from the cache or computed and cached."""
+    key = cache_key(backbone.identity, data.name, indices)
+    path = cache_directory() / "features" / f"{data.name}-{key}.pt"
+    if path.is_file():
+        try:
+            stored = torch.load(path, weights_only=True)
+            return LastLayerInputs(stored["hidden"], stored["token_mask"])
+        except Exception:  # noqa: BLE001 - an unreadable cache entry is recomputed
+            path.unlink(missing_ok=True)
+    subset = data.subset(indices)
+    if data.modality == "text":  # one tokenisation: every chunk padded to the pool's length
+        inputs = backbone.last_layer_inputs(subset)
+    else:
+        from tqdm.auto import tqdm
+
+        chunks = []
+        for start in tqdm(range(0, len(indices), CHUNK), desc=f"cache {data.name}",
+                          disable=not progress, unit="chunk"):
+            chunks.append(backbone.last_layer_inputs(
+                subset.subset(np.arange(start, min(start + CHUNK, len(indices))))))
+        inputs = LastLayerInputs(torch.cat([c.hidden for c in chunks]),
+                                 torch.cat([c.token_mask for c in chunks]))
+    buffer = io.BytesIO()
+    torch.save({"hidden": inputs.hidden.contiguous(), "token_mask": inputs.token_mask}, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+    return inputs

@@ -1,0 +1,79 @@
+"""Figures of the real-world grid, drawn from its tables (never from live runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from verify.figures import _pyplot, save_figure
+from verify.tables import read_table, select
+
+
+def _datasets(table) -> list[str]:
+    return sorted(set(table["dataset"].tolist()))
+
+
+def figure_attention_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Path]:
+    """Per data set: mean maximum [CLS] attention (top) and training loss (bottom) against
+    the epoch, one line per n (mean over seeds), at label noise ``eta``."""
+    plt = _pyplot()
+    history = read_table(tables / "realworld_history")
+    datasets = _datasets(history)
+    etas = np.unique(history["eta"])
+    eta = float(etas[np.argmin(np.abs(etas - eta))])
+    fig, axes = plt.subplots(2, len(datasets), figsize=(5 * len(datasets), 7), squeeze=False)
+    for column, dataset in enumerate(datasets):
+        rows = select(select(history, dataset=dataset), eta=eta)
+        for n in np.unique(rows["n"]):
+            run = select(rows, n=n)
+            epochs = np.unique(run["epoch"])
+            attention = [run["max_attention_train"][run["epoch"] == e].mean() for e in epochs]
+            loss = [run["train_loss"][run["epoch"] == e].mean() for e in epochs]
+            axes[0, column].plot(epochs, attention, label=f"n = {int(n)}")
+            axes[1, column].semilogy(epochs, np.maximum(loss, 1e-8), label=f"n = {int(n)}")
+        axes[0, column].set_title(f"{dataset}, eta = {eta:g}")
+        axes[0, column].set_ylabel("mean max [CLS] attention (train)")
+        axes[1, column].set_ylabel("training loss (noisy labels)")
+        axes[1, column].set_xlabel("epoch")
+        axes[0, column].legend()
+    fig.tight_layout()
+    return save_figure(fig, figures, "realworld_attention_over_epochs")
+
+
+def figure_noise_heatmap(tables: Path, figures: Path) -> list[Path]:
+    """Per data set: test accuracy (top) and the fraction of noisy labels fitted (bottom)
+    over (n, eta), mean over seeds."""
+    plt = _pyplot()
+    summary = read_table(tables / "realworld_table2")
+    datasets = _datasets(summary)
+    fig, axes = plt.subplots(2, len(datasets), figsize=(5 * len(datasets), 7), squeeze=False)
+    for column, dataset in enumerate(datasets):
+        rows = select(summary, dataset=dataset)
+        ns, etas = np.unique(rows["n"]), np.unique(rows["eta"])
+        for row, (name, cmap) in enumerate((("test_accuracy", "viridis"),
+                                            ("noisy_fitted", "magma"))):
+            grid = np.full((ns.size, etas.size), np.nan)
+            for i, n in enumerate(ns):
+                for j, eta in enumerate(etas):
+                    cell = select(select(rows, n=n), eta=eta)[name]
+                    if cell.size:
+                        grid[i, j] = cell[0]
+            axis = axes[row, column]
+            image = axis.imshow(grid, aspect="auto", origin="lower", cmap=cmap)
+            for (i, j), value in np.ndenumerate(grid):
+                if np.isfinite(value):
+                    axis.text(j, i, f"{value:.2f}", ha="center", va="center", color="w",
+                              fontsize=8)
+            axis.set_xticks(range(etas.size), [f"{e:g}" for e in etas])
+            axis.set_yticks(range(ns.size), [str(int(n)) for n in ns])
+            axis.set_xlabel("label noise eta")
+            axis.set_ylabel("n")
+            axis.set_title(f"{dataset}: {name.replace('_', ' ')}")
+            fig.colorbar(image, ax=axis)
+    fig.tight_layout()
+    return save_figure(fig, figures, "realworld_noise_heatmap")
+
+
+def draw_realworld_figures(tables: Path, figures: Path) -> list[Path]:
+    return figure_attention_over_epochs(tables, figures) + figure_noise_heatmap(tables, figures)

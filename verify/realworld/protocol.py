@@ -1,0 +1,255 @@
+r"""The paper's two-phase protocol on a pre-trained backbone, from cached last-layer inputs.
+
+Phase 1 (head): with every backbone weight frozen and the pre-trained attention,
+a linear head :math:`\nu` on the [CLS] output is fit to the *clean* labels of a
+separate head pool by full-batch L-BFGS on the L2-regularised cross-entropy.
+
+Phase 2 (attention): the last layer's query and key projections are
+re-initialised (:math:`W_Q, W_K \sim N(0, \sigma_0^2)`, biases 0) and only they
+are trained, full batch with Adam, on ``n`` examples of which exactly
+:math:`\lfloor \eta n + 1/2 \rfloor` carry a symmetric noisy label. Recorded per
+epoch: training loss (noisy labels), fraction of clean and of noisy examples
+fitted, test accuracy, and the mean over examples and heads of the maximum
+[CLS] attention probability. Training stops at ``epochs`` or, if
+``stop_loss > 0``, once the training loss is below it (the epoch is recorded).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from verify.config import ConfigError, _check_int, _check_real
+from verify.realworld.datasets import DATASETS, inject_symmetric_noise, noisy_count, split_pools
+
+
+@dataclass(frozen=True)
+class RealWorldConfig:
+    """One run of the two-phase protocol; every field is validated on construction."""
+
+    dataset: str
+    n: int
+    eta: float
+    seed: int = 0
+    epochs: int = 300
+    learning_rate: float = 1e-3
+    init_std: float = 0.02
+    stop_loss: float = 0.0
+    eval_every: int = 10
+    head_pool: int = 1000
+    train_pool: int = 2000
+    test_size: int = 1000
+    pool_seed: int = 0
+    head_l2: float = 1e-3
+    head_iterations: int = 200
+    image_size: int = 112
+    max_tokens: int = 64
+
+    def __post_init__(self) -> None:
+        if self.dataset not in DATASETS:
+            raise ConfigError(f"dataset={self.dataset!r} is invalid: allowed one of "
+                              f"{sorted(DATASETS)}")
+        for name, minimum in (("n", 1), ("seed", 0), ("epochs", 1), ("head_pool", 1),
+                              ("train_pool", 1), ("test_size", 1), ("pool_seed", 0),
+                              ("head_iterations", 1), ("eval_every", 1), ("image_size", 14),
+                              ("max_tokens", 2)):
+            _check_int(name, getattr(self, name), minimum)
+        if self.n > self.train_pool:
+            raise ConfigError(f"n={self.n} is invalid: allowed an integer <= train_pool="
+                              f"{self.train_pool}")
+        _check_real("eta", self.eta, 0.0, 0.5, low_open=False)
+        _check_real("learning_rate", self.learning_rate, 0.0, 1.0)
+        _check_real("init_std", self.init_std, 0.0, 10.0, low_open=False)
+        _check_real("stop_loss", self.stop_loss, 0.0, 10.0, low_open=False)
+        _check_real("head_l2", self.head_l2, 0.0, 10.0, low_open=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> RealWorldConfig:
+        return cls(**values)
+
+    @property
+    def backbone_options(self) -> tuple[tuple[str, int], ...]:
+        modality = "image" if self.dataset == "mnist" else "text"
+        return (("image_size", self.image_size),) if modality == "image" else \
+            (("max_tokens", self.max_tokens),)
+
+
+# -- per-process context: backbone, data, cached last-layer inputs -------------------------
+
+@dataclass
+class Context:
+    """What every run on one data set shares: the backbone, the pools and their cached inputs."""
+
+    backbone: Any
+    data: Any
+    pools: Any
+    inputs: dict[str, Any]  # "head" / "train" / "test" -> LastLayerInputs
+    pristine_last_layer: dict[str, torch.Tensor]
+
+
+@cache
+def context(dataset: str, head_pool: int, train_pool: int, test_size: int, pool_seed: int,
+            backbone_options: tuple[tuple[str, int], ...], progress: bool = False) -> Context:
+    """Load (once per process) the backbone, the data set and the cached last-layer inputs."""
+    from verify.realworld.backbones import backbone_for
+    from verify.realworld.datasets import load_dataset
+    from verify.realworld.features import cached_last_layer_inputs
+
+    data = load_dataset(dataset)
+    backbone = backbone_for(data, **dict(backbone_options))
+    pools = split_pools(len(data.labels), head_pool, train_pool, test_size, pool_seed)
+    inputs = {name: cached_last_layer_inputs(backbone, data, getattr(pools, name), progress)
+              for name in ("head", "train", "test")}
+    pristine = {k: v.detach().clone() for k, v in backbone.last_layer.state_dict().items()}
+    return Context(backbone, data, pools, inputs, pristine)
+
+
+def context_for(config: RealWorldConfig, progress: bool = False) -> Context:
+    return context(config.dataset, config.head_pool, config.train_pool, config.test_size,
+                   config.pool_seed, config.backbone_options, progress)
+
+
+# -- the two phases -----------------------------------------------------------------------
+
+def freeze_all_but_query_key(model: torch.nn.Module, head: torch.nn.Module, query, key) -> None:
+    for parameter in list(model.parameters()) + list(head.parameters()):
+        parameter.requires_grad_(False)
+    for parameter in (query.weight, query.bias, key.weight, key.bias):
+        parameter.requires_grad_(True)
+
+
+def fit_head(readout, prepared, labels: torch.Tensor, l2: float, iterations: int) -> None:
+    """Phase 1: L-BFGS on the L2-regularised cross-entropy of the head over fixed features."""
+    with torch.no_grad():
+        attention = readout.attention(prepared)
+        features = readout.cls_output(prepared, attention)
+    head = readout.head
+    torch.nn.init.zeros_(head.weight)
+    torch.nn.init.zeros_(head.bias)
+    head.weight.requires_grad_(True)
+    head.bias.requires_grad_(True)
+    optimiser = torch.optim.LBFGS(head.parameters(), lr=1.0, max_iter=iterations,
+                                  line_search_fn="strong_wolfe", tolerance_grad=1e-9)
+
+    def closure():
+        optimiser.zero_grad()
+        loss = F.cross_entropy(head(features), labels) + l2 * head.weight.pow(2).sum()
+        loss.backward()
+        return loss
+
+    optimiser.step(closure)
+    head.weight.requires_grad_(False)
+    head.bias.requires_grad_(False)
+
+
+def reinitialise(query, key, std: float, generator: torch.Generator) -> None:
+    with torch.no_grad():
+        for projection in (query, key):
+            projection.weight.copy_(torch.randn(projection.weight.shape, generator=generator) * std)
+            projection.bias.zero_()
+
+
+@torch.no_grad()
+def evaluate(readout, prepared, labels: torch.Tensor) -> dict[str, Any]:
+    logits, attention = readout(prepared)
+    return {"loss": float(F.cross_entropy(logits, labels)),
+            "correct": (logits.argmax(dim=1) == labels).numpy(),
+            "max_attention": float(attention.max(dim=-1).values.mean())}
+
+
+def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
+    """Both phases for one configuration; returns the history and the final numbers."""
+    from verify.realworld.readout import CLSReadout
+
+    started = time.perf_counter()
+    torch.manual_seed(config.seed)
+    ctx = context_for(config, progress)
+    backbone = ctx.backbone
+    backbone.last_layer.load_state_dict(ctx.pristine_last_layer)
+    readout = CLSReadout(backbone, ctx.data.num_classes)
+    query, key = backbone.query_key()
+    labels = {name: torch.as_tensor(ctx.data.labels[getattr(ctx.pools, name)])
+              for name in ("head", "train", "test")}
+
+    # Phase 1: the head on clean data, pre-trained attention.
+    for parameter in backbone.model.parameters():
+        parameter.requires_grad_(False)
+    fit_head(readout, readout.prepare(ctx.inputs["head"]), labels["head"], config.head_l2,
+             config.head_iterations)
+    test = readout.prepare(ctx.inputs["test"])
+    pretrained_test = evaluate(readout, test, labels["test"])
+
+    # Phase 2: re-initialised query/key on n noisy examples.
+    rng = np.random.default_rng(config.seed)
+    chosen = np.sort(rng.choice(len(ctx.pools.train), size=config.n, replace=False))
+    clean = labels["train"][chosen]
+    noisy_labels, flipped = inject_symmetric_noise(clean.numpy(), ctx.data.num_classes,
+                                                   config.eta, rng)
+    noisy_labels = torch.as_tensor(noisy_labels)
+    train = readout.prepare(ctx.inputs["train"].select(chosen))
+    reinitialise(query, key, config.init_std, torch.Generator().manual_seed(config.seed))
+    freeze_all_but_query_key(backbone.model, readout.head, query, key)
+    optimiser = torch.optim.Adam([query.weight, query.bias, key.weight, key.bias],
+                                 lr=config.learning_rate)
+
+    history = []
+
+    def record(epoch: int, logits: torch.Tensor, attention: torch.Tensor) -> dict[str, Any]:
+        fitted = (logits.argmax(dim=1) == noisy_labels).numpy()
+        row = {"epoch": epoch, "train_loss": float(F.cross_entropy(logits, noisy_labels)),
+               "train_accuracy": float(fitted.mean()),
+               "clean_fitted": float(fitted[~flipped].mean()) if (~flipped).any() else math.nan,
+               "noisy_fitted": float(fitted[flipped].mean()) if flipped.any() else math.nan,
+               "max_attention_train": float(attention.max(dim=-1).values.mean()),
+               "test_accuracy": math.nan, "test_loss": math.nan, "max_attention_test": math.nan}
+        if epoch % config.eval_every == 0 or epoch == config.epochs:
+            on_test = evaluate(readout, test, labels["test"])
+            row.update(test_accuracy=float(on_test["correct"].mean()), test_loss=on_test["loss"],
+                       max_attention_test=on_test["max_attention"])
+        history.append(row)
+        return row
+
+    stopped_early = False
+    for epoch in range(config.epochs + 1):
+        logits, attention = readout(train)  # the state after `epoch` updates
+        row = record(epoch, logits.detach(), attention.detach())
+        converged = config.stop_loss > 0 and row["train_loss"] < config.stop_loss
+        if epoch == config.epochs or converged:
+            stopped_early = epoch < config.epochs
+            if math.isnan(row["test_accuracy"]):
+                on_test = evaluate(readout, test, labels["test"])
+                row.update(test_accuracy=float(on_test["correct"].mean()),
+                           test_loss=on_test["loss"], max_attention_test=on_test["max_attention"])
+            break
+        optimiser.zero_grad()
+        F.cross_entropy(logits, noisy_labels).backward()
+        optimiser.step()
+    final = history[-1]
+    return {"history": history,
+            "final": {**final, "mean_max_attention_over_training":
+                      float(np.mean([h["max_attention_train"] for h in history[1:]]))},
+            "pretrained_test_accuracy": float(pretrained_test["correct"].mean()),
+            "pretrained_max_attention_test": pretrained_test["max_attention"],
+            "noisy_examples": int(flipped.sum()),
+            "expected_noisy": noisy_count(config.n, config.eta),
+            "stopped_early": stopped_early, "epochs_run": final["epoch"],
+            "backbone": {**backbone.identity, "paper_model": backbone.paper_model},
+            "dataset": {"name": ctx.data.name, "source": ctx.data.source,
+                        "stands_in_for": ctx.data.stands_in_for, "classes": list(ctx.data.classes)},
+            "torch": torch.__version__, "seconds": time.perf_counter() - started}
+
+
+def run_point(point: dict[str, Any]) -> dict[str, Any]:
+    """Sweep worker: one grid point ``{"config": RealWorldConfig.to_dict()}``."""
+    return run(RealWorldConfig.from_dict(dict(point["config"])))
