@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -21,6 +23,13 @@ from verify.realworld.assets import cache_directory
 from verify.realworld.backbones import LastLayerInputs
 
 CHUNK = 256
+DIRECTORY_ENVIRONMENT_VARIABLE = "BENIGN_ATTENTION_FEATURES"
+
+
+def feature_directory() -> Path:
+    """``$BENIGN_ATTENTION_FEATURES`` or ``<cache>/features``."""
+    configured = os.environ.get(DIRECTORY_ENVIRONMENT_VARIABLE)
+    return Path(configured) if configured else cache_directory() / "features"
 
 
 def cache_key(identity: dict, dataset: str, indices: np.ndarray) -> str:
@@ -34,7 +43,7 @@ def cached_last_layer_inputs(backbone, data, indices: np.ndarray,
                              progress: bool = False) -> LastLayerInputs:
     """The last layer's inputs for ``data[indices]``, from the cache or computed and cached."""
     key = cache_key(backbone.identity, data.name, indices)
-    path = cache_directory() / "features" / f"{data.name}-{key}.pt"
+    path = feature_directory() / f"{data.name}-{key}.pt"
     if path.is_file():
         try:
             stored = torch.load(path, weights_only=True)

@@ -160,6 +160,18 @@ def reinitialise(query, key, std: float, generator: torch.Generator) -> None:
             projection.bias.zero_()
 
 
+def attention_optimiser(query, key, learning_rate: float) -> torch.optim.Optimizer:
+    """Adam over the last layer's query and key weights and biases, and nothing else."""
+    return torch.optim.Adam([query.weight, query.bias, key.weight, key.bias], lr=learning_rate)
+
+
+def descend(optimiser: torch.optim.Optimizer, logits: torch.Tensor, labels: torch.Tensor) -> None:
+    """One full-batch update from the logits of the current state."""
+    optimiser.zero_grad()
+    F.cross_entropy(logits, labels).backward()
+    optimiser.step()
+
+
 @torch.no_grad()
 def evaluate(readout, prepared, labels: torch.Tensor) -> dict[str, Any]:
     logits, attention = readout(prepared)
@@ -200,8 +212,7 @@ def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
     train = readout.prepare(ctx.inputs["train"].select(chosen))
     reinitialise(query, key, config.init_std, torch.Generator().manual_seed(config.seed))
     freeze_all_but_query_key(backbone.model, readout.head, query, key)
-    optimiser = torch.optim.Adam([query.weight, query.bias, key.weight, key.bias],
-                                 lr=config.learning_rate)
+    optimiser = attention_optimiser(query, key, config.learning_rate)
 
     history = []
 
@@ -232,9 +243,7 @@ def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
                 row.update(test_accuracy=float(on_test["correct"].mean()),
                            test_loss=on_test["loss"], max_attention_test=on_test["max_attention"])
             break
-        optimiser.zero_grad()
-        F.cross_entropy(logits, noisy_labels).backward()
-        optimiser.step()
+        descend(optimiser, logits, noisy_labels)
     final = history[-1]
     return {"history": history,
             "final": {**final, "mean_max_attention_over_training":
