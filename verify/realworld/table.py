@@ -81,7 +81,7 @@ class GridSettings:
 
 def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: bool = True
              ) -> dict[str, Any]:
-    from verify.realworld.protocol import context_for, run_point
+    from verify.realworld.protocol import context_for, library_versions, run_point
     from verify.sweep import run_sweep
 
     out = Path(out)
@@ -102,7 +102,7 @@ def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: b
     record = {"settings": settings.__dict__, "runs": len(runs), "pending": report.pending,
               "wall_seconds_this_call": wall, "feature_cache_seconds": cached,
               "compute_seconds_summed_over_runs": float(sum(r["seconds"] for r in runs)),
-              "substitutes": SUBSTITUTES}
+              "substitutes": SUBSTITUTES, "libraries": library_versions()}
     from verify.realworld.figures import draw_realworld_figures
 
     record = write_experiment_record(out, "realworld.json", record, written,
@@ -182,6 +182,8 @@ def verdict(entry: dict[str, Any], tolerance: float = 0.02) -> str:
 
 def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -> str:
     def pm(entry, name, digits=3):
+        if math.isnan(entry[name]):
+            return "–"
         return f"{entry[name]:.{digits}f} ± {entry[name + '_sd']:.{digits}f}"
 
     lines = ["# Real-world token selection under label noise (the paper's Table 2, offline)\n",
