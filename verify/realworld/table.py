@@ -159,9 +159,13 @@ def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         for name in SUMMARISED:
             entry[name], entry[f"{name}_sd"] = _mean_sd([r[name] for r in rows])
         clean = groups.get((dataset, n, 0.0))
-        entry["test_accuracy_minus_clean"] = (
-            entry["test_accuracy"] - _mean_sd([r["test_accuracy"] for r in clean])[0]
-            if clean else math.nan)
+        if clean:
+            clean_mean, clean_sd = _mean_sd([r["test_accuracy"] for r in clean])
+            entry["test_accuracy_minus_clean"] = entry["test_accuracy"] - clean_mean
+            entry["test_accuracy_minus_clean_se"] = math.sqrt(
+                entry["test_accuracy_sd"] ** 2 / len(rows) + clean_sd ** 2 / len(clean))
+        else:
+            entry["test_accuracy_minus_clean"] = entry["test_accuracy_minus_clean_se"] = math.nan
         summary.append(entry)
     return summary
 
@@ -169,15 +173,18 @@ def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def verdict(entry: dict[str, Any], tolerance: float = 0.02) -> str:
     """The paper's three outcomes for a noisy row: did it fit the noise, did test accuracy hold.
 
-    *benign*: noisy labels fitted (>= 90%) and test accuracy within ``tolerance``
-    of the same n at eta = 0; *harmful*: fitted and more than ``tolerance`` below;
-    *not overfitting*: fewer than 90% of the noisy labels fitted.
+    With :math:`\\Delta` the test accuracy minus that of the same n at eta = 0 and
+    :math:`s` its standard error over seeds: *benign* if >= 90% of the noisy
+    labels are fitted and :math:`\\Delta \\ge -\\max(\\text{tolerance}, 2s)`;
+    *harmful* if fitted and :math:`\\Delta` is lower; *not overfitting* if fewer
+    than 90% of the noisy labels are fitted.
     """
     if entry["eta"] == 0 or math.isnan(entry["noisy_fitted"]):
         return "clean"
     if entry["noisy_fitted"] < 0.9:
         return "not overfitting"
-    return "benign" if entry["test_accuracy_minus_clean"] >= -tolerance else "harmful"
+    allowed = max(tolerance, 2 * entry["test_accuracy_minus_clean_se"])
+    return "benign" if entry["test_accuracy_minus_clean"] >= -allowed else "harmful"
 
 
 def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -> str:
@@ -191,18 +198,25 @@ def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -
              "labels with the backbone frozen; then the last layer's query and key are "
              "re-initialised and only they are trained (full batch, Adam) on n examples with "
              "symmetric label noise eta. Mean ± sd over seeds. 'vs clean' is the test accuracy "
-             "minus that of the same n at eta = 0. Verdict (this package's rule): benign if >= 90%"
-             " of the noisy labels are fitted and test accuracy is within 0.02 of eta = 0, "
-             "harmful if fitted and lower, not overfitting if < 90% fitted.\n",
+             "minus that of the same n at eta = 0 (± its standard error over seeds). Verdict "
+             "(this package's rule): benign if >= 90% of the noisy labels are fitted and test "
+             "accuracy is within max(0.02, 2 standard errors) of eta = 0, harmful if fitted and "
+             "lower, not overfitting if < 90% fitted.\n",
              "## Substitutes (the paper's choice -> used here)\n"]
     for paper, used in SUBSTITUTES["model"] + SUBSTITUTES["data"]:
         lines.append(f"- {paper} -> {used}")
     lines.append(f"\nWhy: {SUBSTITUTES['why']}\n")
     lines.append("## Results\n")
+    def vs_clean(entry):
+        if entry["eta"] == 0:
+            return "–"
+        return (f"{entry['test_accuracy_minus_clean']:+.3f} ± "
+                f"{entry['test_accuracy_minus_clean_se']:.3f}")
+
     header = ["data set", "n", "eta", "train loss", "noisy fitted", "test acc", "vs clean",
               "acc at re-init", "mean max [CLS] attention", "verdict"]
     rows = [[e["dataset"], e["n"], e["eta"], pm(e, "train_loss", 4), pm(e, "noisy_fitted", 2),
-             pm(e, "test_accuracy"), f"{e['test_accuracy_minus_clean']:+.3f}",
+             pm(e, "test_accuracy"), vs_clean(e),
              pm(e, "test_accuracy_at_reinit"), pm(e, "mean_max_attention"), verdict(e)]
             for e in summary]
     lines.append(markdown_table(header, rows))
