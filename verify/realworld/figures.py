@@ -15,14 +15,14 @@ def _datasets(table) -> list[str]:
 
 
 def figure_attention_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Path]:
-    """Per data set: mean maximum [CLS] attention (top) and training loss (bottom) against
+    """Per data set: mean maximum [CLS] attention, training loss and test accuracy against
     the epoch, one line per n (mean over seeds), at label noise ``eta``."""
     plt = _pyplot()
     history = read_table(tables / "realworld_history")
     datasets = _datasets(history)
     etas = np.unique(history["eta"])
     eta = float(etas[np.argmin(np.abs(etas - eta))])
-    fig, axes = plt.subplots(2, len(datasets), figsize=(5 * len(datasets), 7), squeeze=False)
+    fig, axes = plt.subplots(3, len(datasets), figsize=(5 * len(datasets), 10), squeeze=False)
     for column, dataset in enumerate(datasets):
         rows = select(select(history, dataset=dataset), eta=eta)
         for n in np.unique(rows["n"]):
@@ -32,10 +32,16 @@ def figure_attention_over_epochs(tables: Path, figures: Path, eta: float = 0.1) 
             loss = [run["train_loss"][run["epoch"] == e].mean() for e in epochs]
             axes[0, column].plot(epochs, attention, label=f"n = {int(n)}")
             axes[1, column].semilogy(epochs, np.maximum(loss, 1e-8), label=f"n = {int(n)}")
+            tested = np.isfinite(run["test_accuracy"])
+            evaluated = np.unique(run["epoch"][tested])
+            accuracy = [run["test_accuracy"][tested & (run["epoch"] == e)].mean()
+                        for e in evaluated]
+            axes[2, column].plot(evaluated, accuracy, "o-", ms=2, label=f"n = {int(n)}")
         axes[0, column].set_title(f"{dataset}, eta = {eta:g}")
         axes[0, column].set_ylabel("mean max [CLS] attention (train)")
         axes[1, column].set_ylabel("training loss (noisy labels)")
-        axes[1, column].set_xlabel("epoch")
+        axes[2, column].set_ylabel("test accuracy")
+        axes[2, column].set_xlabel("epoch")
         axes[0, column].legend()
     fig.tight_layout()
     return save_figure(fig, figures, "realworld_attention_over_epochs")
