@@ -82,6 +82,7 @@ def _run_row(n, eta, seed, accuracy, noisy_fitted):
     return {"dataset": "d", "model": "m", "n": n, "eta": eta, "seed": seed, "train_loss": 0.0,
             "train_accuracy": 1.0, "noisy_fitted": noisy_fitted, "test_accuracy": accuracy,
             "test_accuracy_at_reinit": 0.5, "pretrained_test_accuracy": 0.9,
+            "peak_test_accuracy": accuracy + 0.01, "peak_test_epoch": 10,
             "mean_max_attention": 0.3}
 
 

@@ -116,6 +116,9 @@ def run_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for record in records:
         config, result = record["config"], record["result"]
         final = result["final"]
+        tested = [(number(h["test_accuracy"]), h["epoch"]) for h in result["history"]
+                  if math.isfinite(number(h["test_accuracy"]))]
+        peak_accuracy, peak_epoch = max(tested, key=lambda pair: (pair[0], -pair[1]))
         rows.append({"dataset": config["dataset"], "model": result["backbone"]["model"],
                      "n": config["n"], "eta": config["eta"], "seed": config["seed"],
                      "noisy_examples": result["noisy_examples"],
@@ -123,6 +126,7 @@ def run_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                      "clean_fitted": final["clean_fitted"], "noisy_fitted": final["noisy_fitted"],
                      "test_accuracy": final["test_accuracy"],
                      "test_accuracy_at_reinit": result["history"][0]["test_accuracy"],
+                     "peak_test_accuracy": peak_accuracy, "peak_test_epoch": peak_epoch,
                      "pretrained_test_accuracy": result["pretrained_test_accuracy"],
                      "mean_max_attention": final["mean_max_attention_over_training"],
                      "final_max_attention": final["max_attention_train"],
@@ -145,7 +149,8 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
 
 
 SUMMARISED = ("train_loss", "train_accuracy", "noisy_fitted", "test_accuracy",
-              "test_accuracy_at_reinit", "pretrained_test_accuracy", "mean_max_attention")
+              "peak_test_accuracy", "peak_test_epoch", "test_accuracy_at_reinit",
+              "pretrained_test_accuracy", "mean_max_attention")
 
 
 def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -198,7 +203,9 @@ def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -
              "labels with the backbone frozen; then the last layer's query and key are "
              "re-initialised and only they are trained (full batch, Adam) on n examples with "
              "symmetric label noise eta. Mean ± sd over seeds. 'vs clean' is the test accuracy "
-             "minus that of the same n at eta = 0 (± its standard error over seeds). Verdict "
+             "minus that of the same n at eta = 0 (± its standard error over seeds); 'peak' is "
+             "the best test accuracy seen during training (evaluated every 10 epochs) and its "
+             "epoch, averaged over seeds. Verdict "
              "(this package's rule): benign if >= 90% of the noisy labels are fitted and test "
              "accuracy is within max(0.02, 2 standard errors) of eta = 0, harmful if fitted and "
              "lower, not overfitting if < 90% fitted.\n",
@@ -214,9 +221,10 @@ def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -
                 f"{entry['test_accuracy_minus_clean_se']:.3f}")
 
     header = ["data set", "n", "eta", "train loss", "noisy fitted", "test acc", "vs clean",
-              "acc at re-init", "mean max [CLS] attention", "verdict"]
+              "peak test acc (epoch)", "acc at re-init", "mean max [CLS] attention", "verdict"]
     rows = [[e["dataset"], e["n"], e["eta"], pm(e, "train_loss", 4), pm(e, "noisy_fitted", 2),
              pm(e, "test_accuracy"), vs_clean(e),
+             f"{e['peak_test_accuracy']:.3f} ({e['peak_test_epoch']:.0f})",
              pm(e, "test_accuracy_at_reinit"), pm(e, "mean_max_attention"), verdict(e)]
             for e in summary]
     lines.append(markdown_table(header, rows))
