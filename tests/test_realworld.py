@@ -100,7 +100,8 @@ def test_table_summary_and_verdicts():
     assert [verdict(summary[e]) for e in (0.0, 0.1, 0.15, 0.2)] == [
         "clean", "benign", "not overfitting", "harmful"]
     record = {"runs": 12, "pending": 0, "compute_seconds_summed_over_runs": 60.0,
-              "wall_seconds_this_call": 30.0, "feature_cache_seconds": 1.0}
+              "wall_seconds_this_call": 30.0, "feature_cache_seconds": 1.0,
+              "grid_span_seconds": 40.0}
     text = report_markdown(list(summary.values()), record)
     assert "DINOv2-small" in text and "ViT-B/16" in text and "harmful" in text
 

@@ -101,6 +101,7 @@ def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: b
     wall = time.perf_counter() - started
     record = {"settings": settings.__dict__, "runs": len(runs), "pending": report.pending,
               "wall_seconds_this_call": wall, "feature_cache_seconds": cached,
+              "grid_span_seconds": span_seconds(report.records),
               "compute_seconds_summed_over_runs": float(sum(r["seconds"] for r in runs)),
               "substitutes": SUBSTITUTES, "libraries": library_versions()}
     from verify.realworld.figures import draw_realworld_figures
@@ -109,6 +110,17 @@ def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: b
                                      draw_realworld_figures)
     atomic_write_text(out / "realworld_report.md", report_markdown(summary, record))
     return record
+
+
+def span_seconds(records: Sequence[dict[str, Any]]) -> float:
+    """Wall time from the first run's start to the last run's end, from the records."""
+    from datetime import datetime
+
+    if not records:
+        return 0.0
+    ends = [datetime.fromisoformat(r["finished_at"]).timestamp() for r in records]
+    starts = [end - r["wall_seconds"] for end, r in zip(ends, records, strict=True)]
+    return max(ends) - min(starts)
 
 
 def run_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -228,8 +240,10 @@ def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -
              pm(e, "test_accuracy_at_reinit"), pm(e, "mean_max_attention"), verdict(e)]
             for e in summary]
     lines.append(markdown_table(header, rows))
-    lines.append(f"\nRuns: {record['runs']} (pending {record['pending']}); summed run time "
-                 f"{record['compute_seconds_summed_over_runs'] / 60:.1f} min; wall time of this "
-                 f"call {record['wall_seconds_this_call'] / 60:.1f} min (feature cache "
-                 f"{record['feature_cache_seconds']:.0f} s).\n")
+    lines.append(f"\nRuns: {record['runs']} (pending {record['pending']}); from the first run's "
+                 f"start to the last run's end {record['grid_span_seconds'] / 60:.1f} min "
+                 f"(wall, including any pause between resumed calls); run times summed "
+                 f"{record['compute_seconds_summed_over_runs'] / 60:.1f} min; this call "
+                 f"{record['wall_seconds_this_call'] / 60:.1f} min, of which feature cache "
+                 f"{record['feature_cache_seconds']:.0f} s.\n")
     return "\n".join(lines)
