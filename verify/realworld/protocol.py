@@ -20,7 +20,6 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -98,26 +97,27 @@ class Context:
     pristine_last_layer: dict[str, torch.Tensor]
 
 
-@cache
-def context(dataset: str, head_pool: int, train_pool: int, test_size: int, pool_seed: int,
-            backbone_options: tuple[tuple[str, int], ...], progress: bool = False) -> Context:
-    """Load (once per process) the backbone, the data set and the cached last-layer inputs."""
+_CONTEXTS: dict[tuple, Context] = {}
+
+
+def context_for(config: RealWorldConfig, progress: bool = False) -> Context:
+    """The backbone, the data set and its cached last-layer inputs, loaded once per process."""
     from verify.realworld.backbones import backbone_for
     from verify.realworld.datasets import load_dataset
     from verify.realworld.features import cached_last_layer_inputs
 
-    data = load_dataset(dataset)
-    backbone = backbone_for(data, **dict(backbone_options))
-    pools = split_pools(len(data.labels), head_pool, train_pool, test_size, pool_seed)
-    inputs = {name: cached_last_layer_inputs(backbone, data, getattr(pools, name), progress)
-              for name in ("head", "train", "test")}
-    pristine = {k: v.detach().clone() for k, v in backbone.last_layer.state_dict().items()}
-    return Context(backbone, data, pools, inputs, pristine)
-
-
-def context_for(config: RealWorldConfig, progress: bool = False) -> Context:
-    return context(config.dataset, config.head_pool, config.train_pool, config.test_size,
-                   config.pool_seed, config.backbone_options, progress)
+    key = (config.dataset, config.head_pool, config.train_pool, config.test_size,
+           config.pool_seed, config.backbone_options)
+    if key not in _CONTEXTS:
+        data = load_dataset(config.dataset)
+        backbone = backbone_for(data, **dict(config.backbone_options))
+        pools = split_pools(len(data.labels), config.head_pool, config.train_pool,
+                            config.test_size, config.pool_seed)
+        inputs = {name: cached_last_layer_inputs(backbone, data, getattr(pools, name), progress)
+                  for name in ("head", "train", "test")}
+        pristine = {k: v.detach().clone() for k, v in backbone.last_layer.state_dict().items()}
+        _CONTEXTS[key] = Context(backbone, data, pools, inputs, pristine)
+    return _CONTEXTS[key]
 
 
 # -- the two phases -----------------------------------------------------------------------
