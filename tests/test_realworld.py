@@ -83,6 +83,7 @@ def _run_row(n, eta, seed, accuracy, noisy_fitted):
             "train_accuracy": 1.0, "noisy_fitted": noisy_fitted, "test_accuracy": accuracy,
             "test_accuracy_at_reinit": 0.5, "pretrained_test_accuracy": 0.9,
             "peak_test_accuracy": accuracy + 0.01, "peak_test_epoch": 10,
+            "noisy_fitted_at_peak": noisy_fitted,
             "mean_max_attention": 0.3}
 
 

@@ -131,6 +131,7 @@ def run_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         tested = [(number(h["test_accuracy"]), h["epoch"]) for h in result["history"]
                   if math.isfinite(number(h["test_accuracy"]))]
         peak_accuracy, peak_epoch = max(tested, key=lambda pair: (pair[0], -pair[1]))
+        at_peak = next(h for h in result["history"] if h["epoch"] == peak_epoch)
         rows.append({"dataset": config["dataset"], "model": result["backbone"]["model"],
                      "n": config["n"], "eta": config["eta"], "seed": config["seed"],
                      "noisy_examples": result["noisy_examples"],
@@ -139,6 +140,7 @@ def run_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                      "test_accuracy": final["test_accuracy"],
                      "test_accuracy_at_reinit": result["history"][0]["test_accuracy"],
                      "peak_test_accuracy": peak_accuracy, "peak_test_epoch": peak_epoch,
+                     "noisy_fitted_at_peak": at_peak["noisy_fitted"],
                      "pretrained_test_accuracy": result["pretrained_test_accuracy"],
                      "mean_max_attention": final["mean_max_attention_over_training"],
                      "final_max_attention": final["max_attention_train"],
@@ -161,7 +163,8 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
 
 
 SUMMARISED = ("train_loss", "train_accuracy", "noisy_fitted", "test_accuracy",
-              "peak_test_accuracy", "peak_test_epoch", "test_accuracy_at_reinit",
+              "peak_test_accuracy", "peak_test_epoch", "noisy_fitted_at_peak",
+              "test_accuracy_at_reinit",
               "pretrained_test_accuracy", "mean_max_attention")
 
 
@@ -232,11 +235,18 @@ def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -
         return (f"{entry['test_accuracy_minus_clean']:+.3f} ± "
                 f"{entry['test_accuracy_minus_clean_se']:.3f}")
 
+    def peak(entry):
+        fitted = entry["noisy_fitted_at_peak"]
+        fitted = "–" if math.isnan(fitted) else f"{fitted:.2f}"
+        return (f"{entry['peak_test_accuracy']:.3f} ({entry['peak_test_epoch']:.0f}; "
+                f"{fitted})")
+
     header = ["data set", "n", "eta", "train loss", "noisy fitted", "test acc", "vs clean",
-              "peak test acc (epoch)", "acc at re-init", "mean max [CLS] attention", "verdict"]
+              "peak test acc (epoch; noisy fitted then)", "acc at re-init",
+              "mean max [CLS] attention", "verdict"]
     rows = [[e["dataset"], e["n"], e["eta"], pm(e, "train_loss", 4), pm(e, "noisy_fitted", 2),
              pm(e, "test_accuracy"), vs_clean(e),
-             f"{e['peak_test_accuracy']:.3f} ({e['peak_test_epoch']:.0f})",
+             peak(e),
              pm(e, "test_accuracy_at_reinit"), pm(e, "mean_max_attention"), verdict(e)]
             for e in summary]
     lines.append(markdown_table(header, rows))
