@@ -30,6 +30,7 @@ EXPECTED = (
     "03_exponential_time.ipynb",
     "04_assumptions.ipynb",
     "05_precision.ipynb",
+    "06_realworld.ipynb",
 )
 CELL_TIMEOUT = 300  # seconds per cell
 KERNEL_NAME = "python3"

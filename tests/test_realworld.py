@@ -249,3 +249,10 @@ def test_config_rejects_bad_values_naming_them():
         RealWorldConfig(dataset="mnist", n=3000, eta=0.1)
     with pytest.raises(ConfigError, match="dataset='cifar' is invalid"):
         RealWorldConfig(dataset="cifar", n=20, eta=0.1)
+
+
+def test_cli_rejects_a_bad_value_with_exit_2(capsys):
+    from verify.cli import main
+
+    assert main(["realworld", "run", "--dataset", "mnist", "--n", "5000", "--eta", "0.1"]) == 2
+    assert "n=5000 is invalid: allowed an integer <= train_pool=2000" in capsys.readouterr().err
