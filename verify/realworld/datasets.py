@@ -12,8 +12,10 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -92,6 +94,7 @@ def mnist() -> LabelledData:
 
 DATASETS: dict[str, Callable[[], LabelledData]] = {
     "rotten-tomatoes": rotten_tomatoes, "tweets": tweets, "mnist": mnist}
+MODALITY = {"rotten-tomatoes": "text", "tweets": "text", "mnist": "image"}
 
 
 def load_dataset(name: str) -> LabelledData:
@@ -123,8 +126,9 @@ def split_pools(num_examples: int, head: int, train: int, test: int, pool_seed: 
 
 
 def noisy_count(n: int, eta: float) -> int:
-    r"""Number of flipped labels: :math:`\lfloor \eta n + 1/2 \rfloor` (round half up)."""
-    return int(np.floor(eta * n + 0.5))
+    r"""Number of flipped labels: :math:`\lfloor \eta n + 1/2 \rfloor` (round half up), in exact
+    rational arithmetic on ``eta``'s shortest decimal form (so 0.35 x 90 gives 32, not 31)."""
+    return math.floor(Fraction(str(eta)) * n + Fraction(1, 2))
 
 
 def inject_symmetric_noise(labels: np.ndarray, num_classes: int, eta: float,
@@ -135,11 +139,11 @@ def inject_symmetric_noise(labels: np.ndarray, num_classes: int, eta: float,
     get a label drawn uniformly from the *other* ``num_classes - 1`` classes.
     Returns the noisy labels and the boolean mask of flipped examples.
     """
+    if num_classes < 2:
+        raise ValueError(f"num_classes={num_classes} is invalid: allowed an integer >= 2")
     if not 0.0 <= eta < 1.0 - 1.0 / num_classes:
         raise ValueError(f"eta={eta} is invalid: allowed a real number in "
                          f"[0, {1 - 1 / num_classes}) for {num_classes} classes")
-    if num_classes < 2:
-        raise ValueError(f"num_classes={num_classes} is invalid: allowed an integer >= 2")
     labels = np.asarray(labels, dtype=np.int64)
     flipped = np.zeros(labels.shape[0], dtype=bool)
     count = noisy_count(labels.shape[0], eta)

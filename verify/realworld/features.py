@@ -32,24 +32,40 @@ def feature_directory() -> Path:
     return Path(configured) if configured else cache_directory() / "features"
 
 
-def cache_key(identity: dict, dataset: str, indices: np.ndarray) -> str:
-    payload = json.dumps({"backbone": identity, "dataset": dataset}, sort_keys=True).encode()
+FORMAT_VERSION = 2  # bump when the backbones' code changes what the cached states are
+
+
+def cache_key(identity: dict, data, indices: np.ndarray) -> str:
+    """SHA-256 of the backbone's identity, the format version, the example indices and the
+    selected examples' content (so a changed loader or data file can never reuse old states)."""
+    payload = json.dumps({"backbone": identity, "dataset": data.name,
+                          "format": FORMAT_VERSION}, sort_keys=True).encode()
     digest = hashlib.sha256(payload)
     digest.update(np.ascontiguousarray(indices, dtype=np.int64).tobytes())
+    if isinstance(data.inputs, list):
+        for index in indices:
+            digest.update(data.inputs[int(index)].encode("utf-8") + b"\0")
+    else:
+        digest.update(np.ascontiguousarray(data.inputs[np.asarray(indices)]).tobytes())
     return digest.hexdigest()[:20]
 
 
 def cached_last_layer_inputs(backbone, data, indices: np.ndarray,
                              progress: bool = False) -> LastLayerInputs:
     """The last layer's inputs for ``data[indices]``, from the cache or computed and cached."""
-    key = cache_key(backbone.identity, data.name, indices)
+    key = cache_key(backbone.identity, data, indices)
     path = feature_directory() / f"{data.name}-{key}.pt"
     if path.is_file():
         try:
             stored = torch.load(path, weights_only=True)
-            return LastLayerInputs(stored["hidden"], stored["token_mask"])
-        except Exception:  # noqa: BLE001 - an unreadable cache entry is recomputed
-            path.unlink(missing_ok=True)
+            hidden, mask = stored["hidden"], stored["token_mask"]
+            readable = True
+        except (OSError, RuntimeError, KeyError, EOFError, ValueError):
+            readable = False
+        if readable and hidden.shape[0] == len(indices) == mask.shape[0] \
+                and hidden.shape[:2] == mask.shape:
+            return LastLayerInputs(hidden, mask)
+        path.unlink(missing_ok=True)  # unreadable or not these examples: recompute
     subset = data.subset(indices)
     if data.modality == "text":  # one tokenisation: every chunk padded to the pool's length
         inputs = backbone.last_layer_inputs(subset)

