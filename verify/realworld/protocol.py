@@ -129,6 +129,11 @@ def context_for(config: RealWorldConfig, progress: bool = False) -> Context:
     return _CONTEXTS[key]
 
 
+def release_contexts() -> None:
+    """Forget every loaded context (the feature cache on disk stays)."""
+    _CONTEXTS.clear()
+
+
 # -- the two phases -----------------------------------------------------------------------
 
 def freeze_all_but_query_key(model: torch.nn.Module, head: torch.nn.Module, query, key) -> None:

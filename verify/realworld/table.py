@@ -83,7 +83,12 @@ class GridSettings:
 
 def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: bool = True
              ) -> dict[str, Any]:
-    from verify.realworld.protocol import context_for, library_versions, run_point
+    from verify.realworld.protocol import (
+        context_for,
+        library_versions,
+        release_contexts,
+        run_point,
+    )
     from verify.sweep import run_sweep
 
     out = Path(out)
@@ -91,6 +96,7 @@ def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: b
     configs = settings.configs()
     for dataset in settings.datasets:  # fill the feature cache once, before the workers start
         context_for(next(c for c in configs if c.dataset == dataset), progress=progress)
+        release_contexts()  # the workers load their own; the parent need not hold ~1 GB each
     cached = time.perf_counter() - started
     report = run_sweep([{"config": c.to_dict()} for c in configs], run_point, out / "runs",
                        executor, progress=progress, desc="realworld")
