@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from verify.config import preset
-from verify.data import generate
-from verify.engines import DenseEngine, ReducedEngine
-from verify.io import atomic_write_json, provenance
+from verify.sim.config import preset
+from verify.sim.data import generate
+from verify.sim.engines import DenseEngine, ReducedEngine
+from verify.output.files import atomic_write_json, provenance
 
 
 def measure(engine_class, config, data):

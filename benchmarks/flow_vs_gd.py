@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from verify.config import preset
-from verify.data import generate
-from verify.engines import FlowEngine, ReducedEngine
-from verify.io import atomic_write_json, provenance
+from verify.sim.config import preset
+from verify.sim.data import generate
+from verify.sim.engines import FlowEngine, ReducedEngine
+from verify.output.files import atomic_write_json, provenance
 
 
 def max_difference(config, data, coordinates, steps, points=20):

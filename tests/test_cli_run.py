@@ -5,8 +5,8 @@ import sys
 import numpy as np
 
 from verify.cli import main
-from verify.config import RunConfig
-from verify.data import generate, initial_weights, save_npz
+from verify.sim.config import RunConfig
+from verify.sim.data import generate, initial_weights, save_npz
 
 
 def test_run_writes_all_files(tmp_path, capsys):

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from verify.config import PRESETS, ConfigError, RunConfig, preset
+from verify.sim.config import PRESETS, ConfigError, RunConfig, preset
 
 
 @pytest.mark.parametrize(

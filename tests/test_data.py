@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from verify.config import ConfigError, RunConfig
-from verify.data import (
+from verify.sim.config import ConfigError, RunConfig
+from verify.sim.data import (
     IRRELEVANT,
     RELEVANT,
     WEAK_ALIGNED,

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from verify.config import RunConfig, preset
-from verify.data import generate, initial_weights
-from verify.engines import DenseEngine, FlowEngine, MpEngine, ReducedEngine, make_engine
-from verify.engines.base import NonFiniteError
-from verify.simulate import logging_steps, simulate
+from verify.sim.config import RunConfig, preset
+from verify.sim.data import generate, initial_weights
+from verify.sim.engines import DenseEngine, FlowEngine, MpEngine, ReducedEngine, make_engine
+from verify.sim.engines.base import NonFiniteError
+from verify.sim.simulate import logging_steps, simulate
 
 
 def small(**changes):

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theory.model import reference_logit_gradient, reference_sequence_loss
-from verify.kernels import MPMATH, logistic_loss, logit_gradient, score_differences
+from verify.sim.kernels import MPMATH, logistic_loss, logit_gradient, score_differences
 
 finite = st.floats(-30, 30, allow_nan=False)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from verify.precision import breakdown_gap, leader_update, precision_table
+from verify.experiments.precision import breakdown_gap, leader_update, precision_table
 
 
 def test_naive_float32_and_float64_depart_from_mp_near_17_and_37():

@@ -1,4 +1,4 @@
-"""Property tests over configurations built to satisfy A1-A8 (verify.strategies).
+"""Property tests over configurations built to satisfy A1-A8 (verify.checks.strategies).
 
 For each drawn configuration the simulator runs and the theory's predictions are
 asserted: regime, token selection, the g^-1 gap bracket and the stage-1 end. A second
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from theory.predictions import predict
-from verify.evidence import measured_regime, selected_groups, setting_from_config
-from verify.simulate import simulate
-from verify.strategies import ASSUMPTION_KEYS, assumption_status, single_violation, valid_configs
+from verify.checks.runs import measured_regime, selected_groups, setting_from_config
+from verify.sim.simulate import simulate
+from verify.checks.strategies import ASSUMPTION_KEYS, assumption_status, single_violation, valid_configs
 
 PROPERTY_SETTINGS = settings(max_examples=50, deadline=None,
                              suppress_health_check=[HealthCheck.too_slow])

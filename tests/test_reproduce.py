@@ -5,10 +5,10 @@ import json
 import shutil
 
 from verify.cli import main
-from verify.figures import figure_training
-from verify.reproduce import ReproduceSettings, reproduce
-from verify.sweep import SerialExecutor
-from verify.tables import read_table
+from verify.plots.reproduce import figure_training
+from verify.experiments.reproduce import ReproduceSettings, reproduce
+from verify.experiments.sweep import SerialExecutor
+from verify.output.tables import read_table
 
 FIGURES = ("fig1_selection", "fig2_saturation", "fig3_harmful", "fig4_benign",
            "fig5_not-overfitting", "phase_diagram")
@@ -73,9 +73,9 @@ def test_boundaries_and_longtime_commands(tmp_path, capsys):
 def test_reused_noise_gives_generate_data_bit_for_bit():
     import numpy as np
 
-    from verify.config import preset
-    from verify.data import generate
-    from verify.shared_noise import generate_reusing_noise
+    from verify.sim.config import preset
+    from verify.sim.data import generate
+    from verify.sim.shared_noise import generate_reusing_noise
 
     cases = [dict(d=50, mu_norm=3.0), dict(d=50, mu_norm=7.5, rho=0.3),
              dict(d=60, mu_norm=7.5, eta=0.3, flip="bernoulli", seed=4, sigma_eps=1.5, T=6,

@@ -9,16 +9,16 @@ import os
 import numpy as np
 import pytest
 
-from verify.boundaries import BENIGN_NOT, HARMFUL_BENIGN, Bracket, exponent_rows
-from verify.config import RunConfig
-from verify.fits import (
+from verify.experiments.boundaries import BENIGN_NOT, HARMFUL_BENIGN, Bracket, exponent_rows
+from verify.sim.config import RunConfig
+from verify.experiments.fits import (
     bootstrap_exponent,
     first_step_always,
     fit_power_law,
     settle_step,
     slope_per_decade,
 )
-from verify.sweep import (
+from verify.experiments.sweep import (
     ProcessExecutor,
     ResultStore,
     SerialExecutor,
@@ -26,7 +26,7 @@ from verify.sweep import (
     point_key,
     run_sweep,
 )
-from verify.workers import final_state
+from verify.experiments.workers import final_state
 
 INTERRUPT_AT = "VERIFY_TEST_INTERRUPT_AT"
 
@@ -100,7 +100,7 @@ def test_records_hold_config_seed_and_versions(tmp_path):
     report = run_sweep(tiny_points(2), final_state, tmp_path, SerialExecutor(), progress=False)
     record = json.loads((tmp_path / f"{report.records[1]['key']}.json").read_text())
     assert record["config"]["d"] == 24 and record["seed"] == 1
-    assert record["worker"] == "verify.workers:final_state"
+    assert record["worker"] == "verify.experiments.workers:final_state"
     assert record["provenance"]["package_version"]
     assert record["wall_seconds"] > 0 and "test_accuracy" in record["result"]
 
@@ -141,7 +141,7 @@ def test_process_pool_matches_serial(tmp_path):
 def test_dask_local_cluster_matches_serial(tmp_path):
     pytest.importorskip("distributed", reason="dask.distributed is not installed "
                                               "(optional extra: pip install .[dask])")
-    from verify.sweep import DaskExecutor
+    from verify.experiments.sweep import DaskExecutor
 
     points = tiny_points(4)
     with DaskExecutor(n_workers=2) as executor:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from verify.io import atomic_write_bytes
+from verify.output.files import atomic_write_bytes
 from verify.realworld.assets import cache_directory
 from verify.realworld.backbones import LastLayerInputs
 

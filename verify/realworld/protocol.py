@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from verify.config import ConfigError, _check_int, _check_real
+from verify.sim.config import ConfigError, _check_int, _check_real
 from verify.realworld.datasets import (
     DATASETS,
     MODALITY,

@@ -2,7 +2,7 @@
 
 ``python -m verify realworld table --out DIR`` first fills the feature cache of
 every data set (in this process, once), then runs the grid on the sweep
-executors of :mod:`verify.sweep` (each finished run saved at once as
+executors of :mod:`verify.experiments.sweep` (each finished run saved at once as
 ``DIR/runs/<key>.json``; a rerun skips them; Ctrl-C keeps them), then writes
 
 * ``tables/realworld_runs`` -- one row per run (final numbers),
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from verify.io import atomic_write_text
-from verify.tables import markdown_table, number, write_experiment_record, write_table
+from verify.output.files import atomic_write_text
+from verify.output.tables import markdown_table, number, write_experiment_record, write_table
 
 SUBSTITUTES = {
     "model": [
@@ -64,7 +64,7 @@ class GridSettings:
     learning_rate: float = 1e-3
 
     def __post_init__(self) -> None:
-        from verify.config import ConfigError
+        from verify.sim.config import ConfigError
 
         if self.seeds < 1:
             raise ConfigError(f"seeds={self.seeds} is invalid: allowed an integer >= 1")
@@ -89,7 +89,7 @@ def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: b
         release_contexts,
         run_point,
     )
-    from verify.sweep import run_sweep
+    from verify.experiments.sweep import run_sweep
 
     out = Path(out)
     started = time.perf_counter()

@@ -1,0 +1,105 @@
+"""Tidy result tables: written atomically as CSV (always) and Parquet (when pandas and
+pyarrow are installed), read back as columns for plotting, and rendered as Markdown.
+
+Figures are drawn from these files, never from in-memory state (spec 05: "Results are
+data, plots are made from results").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verify.output.files import atomic_write_bytes, atomic_write_csv, atomic_write_json, provenance
+
+
+def number(value: Any) -> float:
+    """A float from a table or JSON cell ("nan", "inf", "" and None become floats too)."""
+    if value is None or value == "":
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def write_table(path: str | Path, rows: Sequence[Mapping[str, Any]],
+                columns: Sequence[str] | None = None, parquet: bool = True) -> list[Path]:
+    """Write ``rows`` (dicts sharing ``columns``) to ``path`` (.csv) and, if possible,
+    next to it as .parquet. Returns the files written."""
+    path = Path(path).with_suffix(".csv")
+    columns = list(columns if columns is not None else (rows[0] if rows else []))
+    atomic_write_csv(path, columns, ([row.get(c) for c in columns] for row in rows))
+    written = [path]
+    if parquet:
+        try:
+            import pandas as pd
+            import pyarrow  # noqa: F401
+        except ImportError:
+            return written
+        frame = pd.DataFrame([{c: row.get(c) for c in columns} for row in rows], columns=columns)
+        for column in frame.columns:
+            if frame[column].dtype == object:
+                frame[column] = frame[column].astype(str)
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        atomic_write_bytes(path.with_suffix(".parquet"), buffer.getvalue())
+        written.append(path.with_suffix(".parquet"))
+    return written
+
+
+def _column(values: list[str]) -> np.ndarray:
+    try:
+        return np.array([number(v) if v.strip().lower() in ("", "nan", "inf", "-inf")
+                         else float(v) for v in values], dtype=np.float64)
+    except ValueError:
+        return np.array(values, dtype=object)
+
+
+def read_table(path: str | Path) -> dict[str, np.ndarray]:
+    """Columns of a CSV written by :func:`write_table`: numeric columns as float arrays,
+    others as object arrays of strings."""
+    with open(Path(path).with_suffix(".csv"), encoding="utf-8", newline="") as stream:
+        reader = csv.reader(stream)
+        header = next(reader)
+        cells = list(reader)
+    return {name: _column([row[i] for row in cells]) for i, name in enumerate(header)}
+
+
+def select(table: Mapping[str, np.ndarray], **equal: Any) -> dict[str, np.ndarray]:
+    """Rows of ``table`` whose columns equal the given values."""
+    mask = np.ones(len(next(iter(table.values()))), dtype=bool)
+    for name, value in equal.items():
+        column = table[name]
+        mask &= (column == value) if column.dtype != object else (column == str(value))
+    return {name: column[mask] for name, column in table.items()}
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["number", "write_table", "read_table", "select", "markdown_table"]
+
+
+def write_experiment_record(out: Path, filename: str, record: dict[str, Any],
+                            written: Sequence[Path], draw_figures=None) -> dict[str, Any]:
+    """Finish an experiment directory: add provenance, the written tables and (when
+    ``draw_figures(tables_dir, figures_dir)`` is given) the figures drawn from those
+    tables to ``record``, and write it atomically as ``out / filename``."""
+    record = {**record, "provenance": provenance(),
+              "tables": [str(p.relative_to(out)) for p in written]}
+    if draw_figures is not None:
+        record["figures"] = [str(p.relative_to(out))
+                             for p in draw_figures(out / "tables", out / "figures")]
+    atomic_write_json(out / filename, record)
+    return record

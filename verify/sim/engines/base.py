@@ -1,0 +1,101 @@
+"""The interface every engine implements, and the shared set-up of the reduced coordinates."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from verify.sim.config import RunConfig
+from verify.sim.data import Dataset, initial_weight_blocks
+from verify.sim.kernels import FLOAT64, Arithmetic, KernelOutput, logit_gradient, score_differences
+
+
+class NonFiniteError(FloatingPointError):
+    """A simulation produced a non-finite number; the run stops instead of going on silently."""
+
+
+def ensure_finite(values: np.ndarray, what: str, step: float) -> None:
+    if values.dtype != object and not np.all(np.isfinite(values)):
+        raise NonFiniteError(
+            f"non-finite {what} at step {step:g}: the run was stopped. Lower alpha, or use "
+            "engine='mp' or 'flow' if the gaps are very large."
+        )
+
+
+class Engine(ABC):
+    """One way of running full-batch GD (or its flow) on a dataset.
+
+    State is private to each engine; the runner only asks for logits, the query
+    :math:`q = W^\\top p`, parameter norms, and to advance to a given step.
+    """
+
+    name: str = "engine"
+
+    def __init__(self, config: RunConfig, data: Dataset, arithmetic: Arithmetic = FLOAT64):
+        self.config = config
+        self.data = data
+        self.arithmetic = arithmetic
+        self.steps_done: float = 0
+        self.labels = arithmetic.asarray(data.y_train)
+        self.scores = arithmetic.asarray(data.train_scores)
+        self.differences = score_differences(self.scores)
+
+    def kernel(self, logits: np.ndarray) -> KernelOutput:
+        return logit_gradient(logits, self.scores, self.differences, self.labels, self.arithmetic)
+
+    @abstractmethod
+    def advance_to(self, step: float) -> None:
+        """Run until ``step`` GD steps (time ``alpha * step`` for the flow) are done."""
+
+    @abstractmethod
+    def train_logits(self) -> np.ndarray:
+        """Logits :math:`a_{i,t} = x_{i,t}^\\top W^\\top p`, shape (n, T)."""
+
+    @abstractmethod
+    def query(self) -> np.ndarray:
+        """The effective query :math:`q = W^\\top p` (float64, shape (d,))."""
+
+    @abstractmethod
+    def parameter_norms(self) -> dict[str, float]:
+        """``p_norm`` :math:`\\|p\\|`, ``weight_change_norm`` :math:`\\|W - W_0\\|_F` and
+        ``invariant_drift`` :math:`\\|(WW^\\top - pp^\\top) - W_0W_0^\\top\\|_F`."""
+
+    def test_logits(self) -> np.ndarray:
+        return self.data.X_test @ self.query()
+
+
+@dataclass(frozen=True)
+class ReducedCoordinates:
+    r"""Fixed matrices of the reduced parametrisation (spec 02).
+
+    With :math:`B = [x_{i,t}] \in \mathbb{R}^{d\times N}`, :math:`V = W_0 B`,
+    :math:`K = V^\top V`, :math:`\mathrm{Gram} = B^\top B`, and
+    :math:`C = W_0^\top V`: by induction from :math:`p(0) = 0`,
+    :math:`p = V a`, :math:`W = W_0 + V M B^\top`, so
+    :math:`q = W^\top p = C a + B M^\top K a` and training logits are
+    :math:`B^\top q = K a + \mathrm{Gram} M^\top K a`.
+    """
+
+    B: np.ndarray
+    K: np.ndarray
+    gram: np.ndarray
+    C: np.ndarray
+
+    @classmethod
+    def build(cls, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
+              block_rows: int = 512) -> ReducedCoordinates:
+        """One pass over :math:`W_0` in row blocks: :math:`O(d^2 N)` time, :math:`O(dN)` memory."""
+        B = np.ascontiguousarray(data.X_train.reshape(-1, data.d).T)
+        N = B.shape[1]
+        K = np.zeros((N, N))
+        C = np.zeros((data.d, N))
+        blocks = ((slice(r, min(r + block_rows, data.d)), W0[r:r + block_rows])
+                  for r in range(0, data.d, block_rows)) if W0 is not None \
+            else initial_weight_blocks(config, block_rows)
+        for _, block in blocks:
+            V_rows = block @ B
+            K += V_rows.T @ V_rows
+            C += block.T @ V_rows
+        return cls(B=B, K=K, gram=B.T @ B, C=C)

@@ -1,0 +1,98 @@
+"""Gradient flow in reduced coordinates, in logarithmic time, with an adaptive solver.
+
+Gradient flow is the :math:`\\alpha \\to 0` limit of GD in time :math:`t = \\alpha k`
+(:math:`k` = GD steps):
+
+.. math::
+
+    \\dot a = -(h + M\\,\\mathrm{Gram}\\,h), \\qquad \\dot M = -a h^\\top .
+
+Gaps grow like :math:`\\log t` and the loss decays like :math:`1/t`, so the flow is
+integrated in :math:`s = \\log(1 + t)`, where :math:`dy/ds = (1 + t)\\,\\dot y` stays
+of order one: an explicit high-order solver (DOP853) then reaches :math:`10^{12}` GD
+steps and far beyond in a few hundred solver steps. States between solver steps
+come from the solver's dense output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.integrate import DOP853
+
+from verify.sim.config import RunConfig
+from verify.sim.data import Dataset
+from verify.sim.engines.base import NonFiniteError, ReducedCoordinates, ensure_finite
+from verify.sim.engines.reduced import ReducedEngine
+from verify.sim.kernels import logit_gradient
+
+
+class FlowEngine(ReducedEngine):
+    """Gradient flow; ``advance_to(k)`` moves to time :math:`t = \\alpha k`."""
+
+    name = "flow"
+
+    def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
+                 coordinates: ReducedCoordinates | None = None):
+        super().__init__(config, data, W0, coordinates)
+        self.solver_steps = 0
+        self._solver: DOP853 | None = None
+
+    @staticmethod
+    def log_time(step: float, alpha: float) -> float:
+        return math.log1p(alpha * step)
+
+    def _derivative(self):
+        """The right-hand side :math:`dy/ds`, a closure over the fixed matrices only: the
+        solver must not hold the engine (an engine <-> solver reference cycle kept each
+        finished run's data alive until a full garbage collection)."""
+        K, gram = self.K, self.gram
+        scores, differences, labels = self.scores, self.differences, self.labels
+        n, T = self.data.n, self.data.T
+        N = K.shape[0]
+        alpha = self.config.alpha
+
+        def derivative(s: float, y: np.ndarray) -> np.ndarray:
+            a, M = y[:N], y[N:].reshape(N, N)
+            Ka = K @ a
+            logits = Ka + gram @ (M.T @ Ka)
+            ensure_finite(logits, "training logits", math.expm1(s) / alpha)
+            h = logit_gradient(logits.reshape(n, T), scores, differences,
+                               labels).logit_gradient.reshape(-1)
+            scale = math.exp(s)  # dt/ds = 1 + t
+            out = np.empty_like(y)
+            out[:N] = -scale * (h + M @ (gram @ h))
+            out[N:] = (-scale * np.outer(a, h)).reshape(-1)
+            return out
+
+        return derivative
+
+    def _make_solver(self, s_start: float, y_start: np.ndarray, s_end: float) -> DOP853:
+        return DOP853(self._derivative(), s_start, y_start, s_end,
+                      rtol=self.config.flow_rtol, atol=self.config.flow_atol)
+
+    def advance_to(self, step: float) -> None:
+        if step < self.steps_done:
+            raise ValueError(f"step={step} is invalid: the flow is at step {self.steps_done}, "
+                             "it cannot go back")
+        target = self.log_time(step, self.config.alpha)
+        if self._solver is None:
+            horizon = self.log_time(max(step, self.config.steps), self.config.alpha)
+            self._solver = self._make_solver(0.0, np.concatenate([self.a, self.M.reshape(-1)]),
+                                             horizon)
+        elif target > self._solver.t_bound:  # past the planned horizon: continue from here
+            self._solver = self._make_solver(self._solver.t, self._solver.y, target)
+        solver = self._solver
+        while solver.t < target and solver.status == "running":
+            solver.step()
+            self.solver_steps += 1
+            if solver.status == "failed":
+                raise NonFiniteError(f"the flow solver failed near step "
+                                     f"{math.expm1(solver.t) / self.config.alpha:g}: "
+                                     f"{solver.message}")
+        y = solver.y if solver.t <= target else solver.dense_output()(target)
+        N = self.a.shape[0]
+        self.a = y[:N].copy()
+        self.M = y[N:].reshape(N, N).copy()
+        self.steps_done = step

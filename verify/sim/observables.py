@@ -1,0 +1,96 @@
+"""Observables computed from logits: probabilities, outputs, loss, accuracy, selection, gaps.
+
+Attention gaps (Definition 4.4 of the paper, in this package's own reading, since
+the paper's exact definition is not available):
+
+* clean sample :math:`i`: :math:`\\Lambda_{i,t} = \\max_{r \\in R} a_{i,r} - a_{i,t}`
+  for every token :math:`t \\notin R` (how far the relevant token leads);
+* noisy sample :math:`j`: :math:`\\Gamma_{j,u} = \\max_{w \\in W_{-y^*}} a_{j,w} - a_{j,u}`
+  for every :math:`u \\notin W_{-y^*}` (how far the token whose score sign matches the
+  flipped label leads).
+
+With one token per group these are exactly :math:`\\langle x_R - x_t, q\\rangle` and
+:math:`\\langle x_{W_-} - x_u, q\\rangle`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from verify.sim.data import RELEVANT, WEAK_OPPOSITE
+from verify.sim.kernels import logistic_loss, softmax
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Model outputs on one split."""
+
+    probabilities: np.ndarray  # (m, T)
+    outputs: np.ndarray  # f, (m,)
+    loss: float
+    accuracy: float
+    selected: np.ndarray  # argmax token, (m,)
+
+
+def evaluate(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> Evaluation:
+    r"""Mean logistic loss :math:`\frac1m\sum\ell(y f)` and accuracy of
+    :math:`\mathrm{sign}(f)` (a tie :math:`f = 0` counts as wrong)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    if logits.shape[0] == 0:
+        empty = np.zeros((0,))
+        return Evaluation(np.zeros(logits.shape), empty, float("nan"), float("nan"),
+                          empty.astype(int))
+    s = softmax(logits)
+    f = (s * scores).sum(axis=-1)
+    margins = labels * f
+    return Evaluation(probabilities=s, outputs=f, loss=float(np.mean(logistic_loss(margins))),
+                      accuracy=float(np.mean(margins > 0)), selected=np.argmax(logits, axis=-1))
+
+
+def leading_gaps(logits: np.ndarray, groups: np.ndarray, leader_group: int) -> np.ndarray:
+    r""":math:`\max_{w \in \text{leader}} a_w - a_u` for every token, shape (m, T)
+    (entries of leader-group tokens are measured against the best leader too)."""
+    leader = logits[:, groups == leader_group].max(axis=-1, keepdims=True)
+    return leader - logits
+
+
+def attention_gaps(logits: np.ndarray, groups: np.ndarray, noisy: np.ndarray) -> np.ndarray:
+    r"""Per training sample and token: :math:`\Lambda_{i,t}` for clean samples (leader: R)
+    and :math:`\Gamma_{j,u}` for noisy samples (leader: :math:`W_{-y^*}`); NaN at the
+    leader's own tokens and where a noisy sample has no :math:`W_{-y^*}` token."""
+    gaps = np.full(logits.shape, np.nan)
+    clean = ~noisy
+    if clean.any():
+        gaps[clean] = leading_gaps(logits[clean], groups, RELEVANT)
+        gaps[np.ix_(clean, groups == RELEVANT)] = np.nan
+    if noisy.any() and (groups == WEAK_OPPOSITE).any():
+        gaps[noisy] = leading_gaps(logits[noisy], groups, WEAK_OPPOSITE)
+        gaps[np.ix_(noisy, groups == WEAK_OPPOSITE)] = np.nan
+    return gaps
+
+
+def relevant_saturation(logits: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    r""":math:`s_R (1 - s_R)` with :math:`s_R` the probability on the relevant group and
+    :math:`1 - s_R` summed over the other tokens (no cancellation) (Figure 2)."""
+    s = softmax(np.asarray(logits, dtype=np.float64))
+    relevant = s[:, groups == RELEVANT].sum(axis=-1)
+    rest = s[:, groups != RELEVANT].sum(axis=-1)
+    return relevant * rest
+
+
+def query_components(q: np.ndarray, mu_plus: np.ndarray | None,
+                     mu_minus: np.ndarray | None) -> dict[str, float]:
+    r"""Split of :math:`q`: :math:`\langle q, \mu_{\pm1}\rangle/\|\mu\|` (signal learning) and
+    the norm of the rest :math:`\|q_\perp\|` (memorisation of training noise)."""
+    q_norm = float(np.linalg.norm(q))
+    if mu_plus is None or mu_minus is None:
+        return {"q_norm": q_norm, "q_signal_plus": float("nan"),
+                "q_signal_minus": float("nan"), "q_orthogonal_norm": float("nan")}
+    basis = np.stack([mu_plus / np.linalg.norm(mu_plus), mu_minus / np.linalg.norm(mu_minus)])
+    coefficients = basis @ q
+    orthogonal = q - coefficients @ basis
+    return {"q_norm": q_norm, "q_signal_plus": float(coefficients[0]),
+            "q_signal_minus": float(coefficients[1]),
+            "q_orthogonal_norm": float(np.linalg.norm(orthogonal))}
