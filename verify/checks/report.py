@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from verify.checks.suite import CheckResult
-from verify.output.files import atomic_write_json, atomic_write_text, provenance
+from verify.output.files import atomic_write_json, atomic_write_text
+from verify.output.provenance import provenance
 
 COLUMNS = ("check", "paper reference", "predicted", "measured", "verdict")
 

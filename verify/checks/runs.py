@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from theory.predictions import Setting
+from verify.checks.regimes import RegimeThresholds, classify_regime
 from verify.sim.config import RunConfig, preset
 from verify.sim.data import GROUP_NAMES, Dataset, generate
 from verify.sim.engines import ReducedEngine
-from verify.checks.regimes import RegimeThresholds, classify_regime
 from verify.sim.simulate import RunResult, simulate
 
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from theory.assumptions import CALIBRATION, DEFAULT_CONSTANTS, evaluate, symbol_values
 from theory.predictions import evaluate as evaluate_rate
 from theory.predictions import overfitting_threshold
-from verify.sim.config import RunConfig
 from verify.checks.runs import setting_from_config
+from verify.sim.config import RunConfig
 
 DELTA = 0.05
 GAMMA0 = 1 / math.sqrt(2)

@@ -21,8 +21,6 @@ from theory.predictions import (
     predict,
     soft_test_accuracy,
 )
-from verify.sim.config import PRESETS
-from verify.sim.data import GROUP_NAMES, generate
 from verify.checks.runs import (
     Evidence,
     group_gap_velocities,
@@ -31,6 +29,8 @@ from verify.checks.runs import (
     selected_groups,
     setting_from_config,
 )
+from verify.sim.config import PRESETS
+from verify.sim.data import GROUP_NAMES, generate
 
 LN10 = math.log(10.0)
 

@@ -10,9 +10,9 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from verify.sim.config import PRESETS, ConfigError, RunConfig, config_fields, preset
 from verify.cli.experiments import register_experiment_commands
 from verify.cli.realworld import register_realworld_commands
+from verify.sim.config import PRESETS, ConfigError, RunConfig, config_fields, preset
 
 
 def _field_type(annotation: Any) -> type:
@@ -80,8 +80,8 @@ def _command_run(args: argparse.Namespace) -> int:
 def _command_check(args: argparse.Namespace) -> int:
     import time
 
-    from verify.checks.suite import run_checks
     from verify.checks.report import console_table, write_report
+    from verify.checks.suite import run_checks
 
     started = time.perf_counter()
     seeds = tuple(args.seeds) if args.seeds else None
@@ -135,8 +135,8 @@ def _command_assumptions(args: argparse.Namespace) -> int:
 def _command_precision(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from verify.output.files import atomic_write_csv
     from verify.experiments.precision import breakdown_gap, precision_table
+    from verify.output.files import atomic_write_csv
 
     methods = ["naive_float32", "naive_float64", "stable_float64", "naive_mp60", "stable_mp30"]
     rows = precision_table(args.gaps, methods, reference_dps=args.reference_dps)

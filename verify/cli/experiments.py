@@ -83,8 +83,8 @@ def _int_tuple(text: str) -> tuple[int, ...]:
 
 
 def _command_boundaries(args: argparse.Namespace) -> int:
-    from verify.experiments.boundaries import BoundarySettings, sweep_boundaries
     from verify.checks.regimes import RegimeThresholds
+    from verify.experiments.boundaries import BoundarySettings, sweep_boundaries
 
     settings = BoundarySettings.quick() if args.quick else BoundarySettings()
     changes: dict[str, Any] = {}

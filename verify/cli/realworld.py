@@ -60,9 +60,10 @@ def _config_flags(parser: argparse.ArgumentParser) -> None:
 
 def _command_run(args: argparse.Namespace) -> int:
     try:
-        from verify.output.files import atomic_write_json, provenance
-        from verify.realworld.protocol import RealWorldConfig, run
+        from verify.output.files import atomic_write_json
+        from verify.output.provenance import provenance
         from verify.output.tables import write_table
+        from verify.realworld.protocol import RealWorldConfig, run
     except ImportError as error:
         return _missing_extra(error)
     config = RealWorldConfig(dataset=args.dataset, n=args.n, eta=args.eta, seed=args.seed,

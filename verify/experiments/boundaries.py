@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from verify.sim.config import RunConfig, preset
-from verify.experiments.fits import bootstrap_exponent, fit_power_law
-from verify.output.files import atomic_write_text
 from verify.checks.regimes import RegimeThresholds, classify_regime
+from verify.experiments.fits import bootstrap_exponent, fit_power_law
 from verify.experiments.sweep import Executor, ResultStore, make_executor, point_key, run_sweep
-from verify.output.tables import markdown_table, number, write_experiment_record, write_table
 from verify.experiments.workers import final_state
+from verify.output.files import atomic_write_text
+from verify.output.tables import markdown_table, number, write_experiment_record, write_table
+from verify.sim.config import RunConfig, preset
 
 HARMFUL_BENIGN = "harmful|benign"
 BENIGN_NOT = "benign|not-overfitting"

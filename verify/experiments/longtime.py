@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from verify.sim.config import RunConfig, preset
 from verify.experiments.fits import first_step_always, settle_step, slope_per_decade
-from verify.output.files import atomic_write_text
 from verify.experiments.sweep import Executor, ResultStore, make_executor, run_sweep
-from verify.output.tables import markdown_table, number, write_experiment_record, write_table
 from verify.experiments.workers import long_trajectory
+from verify.output.files import atomic_write_text
+from verify.output.tables import markdown_table, number, write_experiment_record, write_table
+from verify.sim.config import RunConfig, preset
 
 GAP_COLUMNS = ("clean_gap_min", "clean_gap_mean", "noisy_gap_min", "noisy_gap_mean")
 LOG_SLOPE_THEORY = math.log(10.0)

@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from verify.sim.config import PAPER_ACCURACY, PRESETS, RunConfig, preset
-from verify.output.files import atomic_write_json, atomic_write_text, provenance
 from verify.checks.regimes import RegimeThresholds, classify_regime
 from verify.experiments.sweep import Executor, ResultStore, make_executor, run_sweep
-from verify.output.tables import markdown_table, number, write_table
 from verify.experiments.workers import final_state, trajectory
+from verify.output.files import atomic_write_json, atomic_write_text
+from verify.output.provenance import provenance
+from verify.output.tables import markdown_table, number, write_table
+from verify.sim.config import PAPER_ACCURACY, PRESETS, RunConfig, preset
 
 #: Quantities of the preset table, and the paper's value where it reports one.
 PRESET_QUANTITIES = ("train_accuracy", "test_accuracy", "train_loss", "test_loss",

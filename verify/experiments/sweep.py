@@ -41,7 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from verify.output.files import _jsonable, atomic_write_json, provenance
+from verify.output.files import _jsonable, atomic_write_json
+from verify.output.provenance import provenance
 
 Worker = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 

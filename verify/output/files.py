@@ -12,32 +12,12 @@ import io
 import json
 import math
 import os
-import platform
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("benign-attention")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0.1.0+source"
-
-
-def provenance() -> dict[str, Any]:
-    """Package, Python and NumPy versions for a result's record."""
-    import scipy
-    import sympy
-
-    return {"package": "benign-attention", "package_version": package_version(),
-            "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "sympy": sympy.__version__}
 
 
 def atomic_write_bytes(path: Path, payload: bytes) -> None:

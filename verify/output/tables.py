@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from verify.output.files import atomic_write_bytes, atomic_write_csv, atomic_write_json, provenance
+from verify.output.files import atomic_write_bytes, atomic_write_csv, atomic_write_json
+from verify.output.provenance import provenance
 
 
 def number(value: Any) -> float:

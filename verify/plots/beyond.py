@@ -1,5 +1,6 @@
 """Figures beyond the paper, drawn from the written tables: regime-boundary scaling
-(:mod:`verify.experiments.boundaries`) and the exponential-time regime (:mod:`verify.experiments.longtime`)."""
+(:mod:`verify.experiments.boundaries`) and the exponential-time regime
+(:mod:`verify.experiments.longtime`)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from verify.plots.reproduce import _pyplot, save_figure
 from verify.output.tables import read_table, select
+from verify.plots.reproduce import _pyplot, save_figure
 
 BOUNDARY_COLOURS = {"harmful|benign": "tab:red", "benign|not-overfitting": "tab:blue"}
 

@@ -1,4 +1,5 @@
-"""Figures 1-5 and the phase diagram, drawn from the tables :mod:`verify.experiments.reproduce` wrote.
+"""Figures 1-5 and the phase diagram, drawn from the tables that
+:mod:`verify.experiments.reproduce` wrote.
 
 Each function reads ``<out>/tables/*.csv`` and writes ``<out>/figures/<name>.png`` and
 ``.pdf``; nothing is taken from memory, so a figure can be redrawn from the files alone

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from verify.plots.reproduce import _pyplot, save_figure
 from verify.output.tables import read_table, select
+from verify.plots.reproduce import _pyplot, save_figure
 
 
 def _datasets(table) -> list[str]:

@@ -27,7 +27,6 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from verify.sim.config import ConfigError, _check_int, _check_real
 from verify.realworld.datasets import (
     DATASETS,
     MODALITY,
@@ -35,6 +34,7 @@ from verify.realworld.datasets import (
     noisy_count,
     split_pools,
 )
+from verify.sim.config import ConfigError, _check_int, _check_real
 
 
 @dataclass(frozen=True)

@@ -83,13 +83,13 @@ class GridSettings:
 
 def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: bool = True
              ) -> dict[str, Any]:
+    from verify.experiments.sweep import run_sweep
     from verify.realworld.protocol import (
         context_for,
         library_versions,
         release_contexts,
         run_point,
     )
-    from verify.experiments.sweep import run_sweep
 
     out = Path(out)
     started = time.perf_counter()

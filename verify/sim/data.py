@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from verify.sim.config import ConfigError, RunConfig
 from verify.output.files import atomic_write_bytes
+from verify.sim.config import ConfigError, RunConfig
 
 #: Group codes and names, in sequence order.
 RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = 0, 1, 2, 3

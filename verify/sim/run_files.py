@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from verify.output.files import atomic_write_csv, atomic_write_json
+from verify.output.provenance import provenance
 from verify.sim.data import GROUP_NAMES
-from verify.output.files import atomic_write_csv, atomic_write_json, provenance
 from verify.sim.simulate import RunResult
 
 
