@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
+from verify.output.files import atomic_write_json
+from verify.output.provenance import provenance
 from verify.sim.config import preset
 from verify.sim.data import generate
 from verify.sim.engines import FlowEngine, ReducedEngine
-from verify.output.files import atomic_write_json, provenance
 
 
 def max_difference(config, data, coordinates, steps, points=20):

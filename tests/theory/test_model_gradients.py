@@ -59,9 +59,9 @@ def test_end_to_end_gradient_with_true_loss():
 
 
 def test_invalid_sizes_are_rejected_with_a_message():
-    with pytest.raises(ValueError, match="T must be an integer >= 2"):
+    with pytest.raises(ValueError, match=r"T=1 is invalid: allowed an integer >= 2"):
         model.logit_gradient_residuals(1)
-    with pytest.raises(ValueError, match="module must be one of"):
+    with pytest.raises(ValueError, match=r"module=.* is invalid: allowed one of"):
         model.reference_logit_gradient(3, module="torch")
 
 

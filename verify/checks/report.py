@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,16 +18,25 @@ def _rows(results: Sequence[CheckResult]) -> list[tuple[str, ...]]:
     return [(r.name, r.reference, r.predicted, r.measured, r.verdict.upper()) for r in results]
 
 
-def console_table(results: Sequence[CheckResult], max_width: int = 48) -> str:
-    def clip(text: str) -> str:
-        return text if len(text) <= max_width else text[: max_width - 1] + "~"
+#: Console column widths (sum + separators = 120 characters).
+CONSOLE_WIDTHS = (34, 22, 18, 32, 6)
 
-    rows = [tuple(clip(cell) for cell in row) for row in _rows(results)]
-    widths = [max(len(COLUMNS[i]), *(len(row[i]) for row in rows)) for i in range(len(COLUMNS))]
-    line = "  ".join(name.ljust(width) for name, width in zip(COLUMNS, widths, strict=True))
-    out = [line, "  ".join("-" * width for width in widths)]
-    out += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-            for row in rows]
+
+def console_table(results: Sequence[CheckResult], widths: Sequence[int] = CONSOLE_WIDTHS
+                  ) -> str:
+    """The results as a table that fits a 120-column terminal: long cells wrap onto
+    continuation lines, nothing is cut."""
+    def line(cells: Sequence[str]) -> list[str]:
+        wrapped = [textwrap.wrap(cell, width) or [""] for cell, width in
+                   zip(cells, widths, strict=True)]
+        height = max(len(parts) for parts in wrapped)
+        return ["  ".join((parts[k] if k < len(parts) else "").ljust(width)
+                          for parts, width in zip(wrapped, widths, strict=True)).rstrip()
+                for k in range(height)]
+
+    out = line(COLUMNS) + ["  ".join("-" * width for width in widths)]
+    for row in _rows(results):
+        out += line(row)
     passed = sum(r.verdict == "pass" for r in results)
     out.append(f"\n{passed} passed, {len(results) - passed} failed")
     return "\n".join(out)

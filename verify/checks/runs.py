@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from theory.predictions import Setting
 from verify.checks.regimes import RegimeThresholds, classify_regime
 from verify.sim.config import RunConfig, preset
 from verify.sim.data import GROUP_NAMES, Dataset, generate
@@ -15,25 +14,13 @@ from verify.sim.engines import ReducedEngine
 from verify.sim.simulate import RunResult, simulate
 
 
-def setting_from_config(config: RunConfig) -> Setting:
-    r"""The theory's view of a configuration: :math:`\kappa_0 = \sigma_0^2 d` with
-    :math:`\sigma_0^2 = s^2/3` (uniform on :math:`(-s, s)`) or :math:`s^2` (Gaussian), and
-    :math:`\gamma_0 = s_\nu/\sqrt2`."""
-    variance = config.init_half_width**2 / (3.0 if config.init == "uniform" else 1.0)
-    return Setting(d=config.d, n=config.n, T=config.T, n_relevant=config.n_relevant,
-                   n_weak_aligned=config.n_weak_aligned, n_weak_opposite=config.n_weak_opposite,
-                   rho=config.rho, eta=config.eta, mu_norm=config.mu_norm,
-                   sigma_eps=config.sigma_eps, gamma0=config.nu_scale / math.sqrt(2),
-                   kappa0=variance * config.d, alpha=config.alpha)
-
-
 def initial_velocities(config: RunConfig, data: Dataset) -> np.ndarray:
     r"""Exact initial logit velocities :math:`\dot a(0)`, shape (n, T). Since :math:`p(0) = 0`
     the first GD step leaves W unchanged and gives :math:`q_1 = -\alpha W_0^\top W_0 G`,
     which is exactly :math:`\alpha\,\dot q(0)` of the flow."""
     engine = ReducedEngine(config, data)
-    engine.step()
-    return engine.train_logits() / config.alpha
+    engine.advance_to(1)
+    return engine.train_logits() / config.training.alpha
 
 
 def group_gap_velocities(velocities: np.ndarray, data: Dataset, leader: str,

@@ -27,7 +27,6 @@ from verify.checks.runs import (
     initial_velocities,
     measured_regime,
     selected_groups,
-    setting_from_config,
 )
 from verify.sim.config import PRESETS
 from verify.sim.data import GROUP_NAMES, generate
@@ -73,7 +72,7 @@ def check_regime(ev: Evidence, name: str, p: Predictions) -> CheckResult:
         f"{majority} ({', '.join(regimes)}; noisy fitted {fitted:.2f})",
         "majority of seeds, 1000 steps; overfitting = at least half the noisy samples fitted",
         _verdict(majority == p.regime),
-        f"n SNR^2 = {p.setting.n * p.setting.snr**2:.3g}, overfitting ratio "
+        f"n SNR^2 = {p.model.n * p.model.snr**2:.3g}, overfitting ratio "
         f"{p.overfitting_ratio:.3g} (>1 overfits), test z = {p.test_z:.3g}; {RECONSTRUCTION}")
 
 
@@ -150,9 +149,9 @@ def check_conditional_test_accuracy(ev: Evidence, name: str, p: Predictions) -> 
     predicted, measured, argmax = [], [], []
     for seed in ev.seeds:
         last = ev.flow(name, seed).final
-        beta = 0.5 * (last["q_signal_plus"] + last["q_signal_minus"]) * p.setting.mu_norm
-        predicted.append(soft_test_accuracy(p.setting, beta, last["q_norm"], seed=seed))
-        argmax.append(argmax_test_accuracy(p.setting, beta / (p.setting.sigma_eps
+        beta = 0.5 * (last["q_signal_plus"] + last["q_signal_minus"]) * p.model.mu_norm
+        predicted.append(soft_test_accuracy(p.model, beta, last["q_norm"], seed=seed))
+        argmax.append(argmax_test_accuracy(p.model, beta / (p.model.sigma_eps
                                                                * last["q_norm"])))
         measured.append(last["test_accuracy"])
     predicted_mean, measured_mean = float(np.mean(predicted)), float(np.mean(measured))
@@ -179,7 +178,7 @@ def check_stage1_end(ev: Evidence, name: str, p: Predictions) -> CheckResult:
         result = ev.flow(name, seed)
         fitted = [row["step"] for row in result.history if row["noisy_fitted"] >= 1.0]
         measured.append(fitted[0] if fitted else math.inf)
-    predicted = p.noisy_fitting_time / p.setting.alpha
+    predicted = p.noisy_fitting_time / p.training.alpha
     geometric = float(np.exp(np.mean(np.log(measured))))
     ok = math.isfinite(geometric) and 0.5 <= geometric / predicted <= 2.0
     return CheckResult(
@@ -220,8 +219,8 @@ def _bracket_check(ev: Evidence, name: str, p: Predictions, noisy: bool) -> Chec
         steps, gaps = _flow_series(ev, name, "clean_gap_mean")
         population = "clean samples"
     start = p.noisy_fitting_time if noisy else 0.0
-    tau = steps * p.setting.alpha - start
-    keep = steps >= (10 * start / p.setting.alpha if noisy else 1e3)
+    tau = steps * p.training.alpha - start
+    keep = steps >= (10 * start / p.training.alpha if noisy else 1e3)
     lower, upper = law.bracket(tau[keep])
     centre = law.curve(tau[keep])
     inside = (gaps[keep] >= lower) & (gaps[keep] <= upper)
@@ -271,7 +270,7 @@ def check_overfitting_boundary(ev: Evidence) -> CheckResult:
     """Theorem 4.1's benign / not-overfitting boundary in n SNR^2, located where the mean
     measured initial noisy-gap velocity changes sign (d = 2000, seeds of the evidence)."""
     base = ev.config("benign", ev.seeds[0])
-    predicted = predict(setting_from_config(base)).overfitting_threshold
+    predicted = predict(base.model, base.training).overfitting_threshold
 
     def mean_velocity(log_mu: float) -> float:
         values = []
@@ -285,7 +284,8 @@ def check_overfitting_boundary(ev: Evidence) -> CheckResult:
 
     mu_cross = math.exp(optimize.brentq(mean_velocity, math.log(5.0), math.log(200.0),
                                         xtol=1e-3))
-    measured = base.n * (mu_cross / (base.sigma_eps * math.sqrt(base.d))) ** 2
+    model = base.model
+    measured = model.n * (mu_cross / (model.sigma_eps * math.sqrt(model.d))) ** 2
     return CheckResult(
         "overfitting boundary n SNR^2", "Theorem 4.1 (benign vs not overfitting)",
         f"{predicted:.3g}", f"{measured:.3g} (||mu|| = {mu_cross:.3g} at d = {base.d})",
@@ -296,37 +296,41 @@ def check_overfitting_boundary(ev: Evidence) -> CheckResult:
 
 # -- the suite ---------------------------------------------------------------------
 
-def run_checks(quick: bool = False, seeds: tuple[int, ...] | None = None,
-               progress: Callable[[str], None] | None = None) -> list[CheckResult]:
-    """The full set (three presets, three seeds) or, with ``quick``, the benign preset on
-    one seed."""
-    seeds = seeds or ((0,) if quick else (0, 1, 2))
+def planned_checks(quick: bool, seeds: tuple[int, ...]
+                   ) -> tuple[Evidence, list[tuple[Callable[..., CheckResult], tuple]]]:
+    """The evidence cache and every check to run with its arguments, in report order."""
     ev = Evidence(seeds=seeds, velocity_seeds=tuple(range(4 if quick else 8)))
-    names = ["benign"] if quick else list(PRESETS)
-    results: list[CheckResult] = []
-
-    def add(check: Callable[..., CheckResult], *arguments) -> None:
-        result = check(*arguments)
-        results.append(result)
-        if progress:
-            progress(f"{result.verdict:4s}  {result.name}")
-
-    for name in names:
-        p = predict(setting_from_config(ev.config(name, seeds[0])))
-        for check in (check_regime, check_train_accuracy, check_test_accuracy):
-            add(check, ev, name, p)
-        add(_velocity_check, ev, name, p, False)
-        add(_velocity_check, ev, name, p, True)
-        add(_selection_check, ev, name, p.clean_selection, "clean", "Theorem 4.1")
-        add(_selection_check, ev, name, p.noisy_selection, "noisy", "Theorem 4.1, Lemma 4.6")
-        add(_selection_check, ev, name, p.test_selection, "test", "Lemma 4.8")
-        add(check_conditional_test_accuracy, ev, name, p)
+    plan: list[tuple[Callable[..., CheckResult], tuple]] = []
+    for name in (["benign"] if quick else list(PRESETS)):
+        config = ev.config(name, seeds[0])
+        p = predict(config.model, config.training)
+        plan += [(check, (ev, name, p)) for check in
+                 (check_regime, check_train_accuracy, check_test_accuracy)]
+        plan += [(_velocity_check, (ev, name, p, False)), (_velocity_check, (ev, name, p, True)),
+                 (_selection_check, (ev, name, p.clean_selection, "clean", "Theorem 4.1")),
+                 (_selection_check, (ev, name, p.noisy_selection, "noisy",
+                                     "Theorem 4.1, Lemma 4.6")),
+                 (_selection_check, (ev, name, p.test_selection, "test", "Lemma 4.8")),
+                 (check_conditional_test_accuracy, (ev, name, p))]
         if name == "benign":
-            add(check_stage1_end, ev, name, p)
-            add(_bracket_check, ev, name, p, False)
-            add(_bracket_check, ev, name, p, True)
-            add(check_log_growth, ev, name)
-            add(check_delayed_generalisation, ev, name)
+            plan += [(check_stage1_end, (ev, name, p)), (_bracket_check, (ev, name, p, False)),
+                     (_bracket_check, (ev, name, p, True)), (check_log_growth, (ev, name)),
+                     (check_delayed_generalisation, (ev, name))]
     if not quick:
-        add(check_overfitting_boundary, ev)
+        plan.append((check_overfitting_boundary, (ev,)))
+    return ev, plan
+
+
+def run_checks(quick: bool = False, seeds: tuple[int, ...] | None = None,
+               progress: Callable[[int, int, CheckResult], None] | None = None
+               ) -> list[CheckResult]:
+    """The full set (three presets, three seeds) or, with ``quick``, the benign preset on
+    one seed. ``progress(done, total, result)`` is called after each check."""
+    seeds = seeds or ((0,) if quick else (0, 1, 2))
+    _, plan = planned_checks(quick, seeds)
+    results: list[CheckResult] = []
+    for check, arguments in plan:
+        results.append(check(*arguments))
+        if progress:
+            progress(len(results), len(plan), results[-1])
     return results

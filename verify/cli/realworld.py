@@ -86,10 +86,10 @@ def _command_run(args: argparse.Namespace) -> int:
 
 
 def _command_table(args: argparse.Namespace) -> int:
-    from verify.cli.experiments import _run
+    from verify.cli.experiments import run_experiment_command
 
     try:
-        from verify.realworld.table import GridSettings, run_grid
+        from verify.realworld.table import GridSettings, grid_experiment
     except ImportError as error:
         return _missing_extra(error)
     settings = GridSettings()
@@ -97,12 +97,11 @@ def _command_table(args: argparse.Namespace) -> int:
                                                       "epochs") if getattr(args, name) is not None}
     settings = dataclasses.replace(settings, **{k: tuple(v) if isinstance(v, list) else v
                                                 for k, v in changes.items()})
-    return _run(args, lambda executor: run_grid(args.out, settings, executor,
-                                                progress=not args.no_progress))
+    return run_experiment_command(args, grid_experiment(settings))
 
 
-def register_realworld_commands(commands: argparse._SubParsersAction) -> None:
-    from verify.cli.experiments import _executor_flags
+def register(commands: argparse._SubParsersAction) -> None:
+    from verify.cli.common import add_executor_flags as _executor_flags
 
     realworld = commands.add_parser(
         "realworld", help="the paper's Table 2 offline: two-phase fine-tuning of the last "

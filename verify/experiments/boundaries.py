@@ -22,21 +22,20 @@ harmful | benign :math:`\|\mu\| \sim d^{1/4}`; benign | not :math:`\|\mu\| \sim 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verify.checks.regimes import RegimeThresholds, classify_regime
+from verify.checks.regimes import classify_regime
+from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.fits import bootstrap_exponent, fit_power_law
-from verify.experiments.sweep import Executor, ResultStore, make_executor, point_key, run_sweep
+from verify.experiments.settings import BoundarySettings
+from verify.experiments.sweep import Executor, ResultStore, point_key, run_sweep
 from verify.experiments.workers import final_state
-from verify.output.files import atomic_write_text
-from verify.output.tables import markdown_table, number, write_experiment_record, write_table
-from verify.sim.config import RunConfig, preset
+from verify.output.tables import markdown_table, number
 
 HARMFUL_BENIGN = "harmful|benign"
 BENIGN_NOT = "benign|not-overfitting"
@@ -48,44 +47,6 @@ THEORY_NOTES = {(HARMFUL_BENIGN, "d"): "SNR² ≍ d^{-1/2} (A2, Remark 4.2)",
                 (BENIGN_NOT, "d"): "n SNR² ≍ 1 (Theorem 4.1)",
                 (BENIGN_NOT, "n"): "n SNR² ≍ 1 (Theorem 4.1)",
                 (HARMFUL_BENIGN, "n"): "no n in SNR² ≍ d^{-1/2} (package's reading)"}
-
-
-@dataclass(frozen=True)
-class BoundarySettings:
-    """Sweep over ``d_values`` at ``n_fixed`` and over ``n_values`` at ``d_fixed``."""
-
-    d_values: tuple[int, ...] = (500, 1000, 2000, 4000, 8000)
-    n_values: tuple[int, ...] = (10, 20, 40, 80)
-    n_fixed: int = 20
-    d_fixed: int = 2000
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
-    steps: int = 1000
-    engine: str = "reduced"
-    test_size: int = 1000
-    harmful_bracket: tuple[float, float] = (1.0, 64.0)
-    overfit_bracket: tuple[float, float] = (8.0, 4096.0)
-    rounds: int = 7
-    fitted_level: float = 0.5
-    thresholds: RegimeThresholds = field(default_factory=RegimeThresholds)
-    overrides: tuple[tuple[str, Any], ...] = ()
-
-    @classmethod
-    def quick(cls) -> BoundarySettings:
-        return cls(d_values=(200, 400, 800), n_values=(10, 20, 40), d_fixed=400,
-                   seeds=(0, 1), steps=200, test_size=200, rounds=3,
-                   harmful_bracket=(1.0, 32.0), overfit_bracket=(4.0, 512.0))
-
-    def config(self, d: int, n: int, mu_norm: float, seed: int) -> RunConfig:
-        return preset("benign", **{"d": d, "n": n, "mu_norm": float(mu_norm), "seed": seed,
-                                   "steps": self.steps, "engine": self.engine,
-                                   "test_size": self.test_size, "log_every": self.steps,
-                                   "log_geometric": 0, **dict(self.overrides)})
-
-    def cases(self) -> list[tuple[str, int, int]]:
-        """(sweep, d, n) pairs: the d-sweep at ``n_fixed`` and the n-sweep at ``d_fixed``."""
-        cases = [("d", d, self.n_fixed) for d in self.d_values]
-        cases += [("n", self.d_fixed, n) for n in self.n_values]
-        return cases
 
 
 @dataclass
@@ -129,7 +90,7 @@ def bisect_boundaries(settings: BoundarySettings, store: ResultStore, executor: 
                       progress: bool = True) -> tuple[list[Bracket], list[dict[str, Any]]]:
     """Run every bisection; return the brackets and every evaluated run (as rows)."""
     brackets = [Bracket(kind, sweep, d, n, seed, *bounds)
-                for sweep, d, n in settings.cases() for seed in settings.seeds
+                for sweep, d, n in settings.cases() for seed in range(settings.seeds)
                 for kind, bounds in ((HARMFUL_BENIGN, settings.harmful_bracket),
                                      (BENIGN_NOT, settings.overfit_bracket))]
     evaluated: dict[tuple[int, int, float, int], dict[str, Any]] = {}
@@ -241,7 +202,7 @@ def exponent_markdown(rows: Sequence[dict[str, Any]], settings: BoundarySettings
              r["points"], f"{r['r_squared']:.3f}") for r in rows]
     header = ("boundary", "law", "fitted b", "95% CI (t)", "95% CI (bootstrap over seeds)",
               "theory b", "points", "R²")
-    note = (f"\n{settings.steps} steps, engine {settings.engine}, seeds {list(settings.seeds)}, "
+    note = (f"\n{settings.steps} steps, engine {settings.engine}, seeds 0..{settings.seeds - 1}, "
             f"{settings.rounds} bisection rounds in log ‖μ‖; harmful|benign: test accuracy "
             f"crosses {settings.thresholds.test_accuracy}; benign|not: fraction of noisy "
             f"samples fitted drops below {settings.fitted_level}.\n")
@@ -255,41 +216,31 @@ def local_slope_markdown(rows: Sequence[dict[str, Any]]) -> str:
             + markdown_table(("boundary", "variable", "between", "local b", "theory b"), body))
 
 
-def sweep_boundaries(out: str | Path, settings: BoundarySettings | None = None,
-                     executor: Executor | None = None, progress: bool = True,
-                     figures: bool = True) -> dict[str, Any]:
-    """Bisect, write ``tables/boundary_*`` and ``boundaries.json``, draw the figure."""
+def boundary_sweep(settings: BoundarySettings | None = None) -> Experiment:
+    """Bisect every boundary; tables ``boundary_*``, record ``boundaries.json``, figure."""
     settings = settings or BoundarySettings()
-    out = Path(out)
-    tables = out / "tables"
-    owned = executor is None
-    executor = executor or make_executor()
-    started = time.perf_counter()
-    try:
-        brackets, rows = bisect_boundaries(settings, ResultStore(out / "runs"), executor,
-                                           progress)
-    finally:
-        if owned:
-            executor.close()
-    written = write_table(tables / "boundary_points", rows)
-    written += write_table(tables / "boundary_estimates", bracket_rows(brackets))
-    summary = summary_rows(brackets)
-    written += write_table(tables / "boundary_summary", summary)
-    exponents = exponent_rows(brackets)
-    written += write_table(tables / "boundary_exponents", exponents)
-    local = local_slope_rows(summary)
-    written += write_table(tables / "boundary_local_exponents", local)
-    atomic_write_text(tables / "boundary_exponents.md",
-                      exponent_markdown(exponents, settings) + local_slope_markdown(local))
-    draw = None
-    if figures:
-        from verify.plots.beyond import figure_boundaries as draw
-    record = {"settings": asdict(settings), "wall_seconds": time.perf_counter() - started,
-              "runs": len(rows), "exponents": exponents}
-    record = write_experiment_record(out, "boundaries.json", record, written, draw)
-    return record
+
+    def compute(store: ResultStore, executor: Executor, progress: bool) -> ExperimentOutput:
+        brackets, rows = bisect_boundaries(settings, store, executor, progress)
+        summary = summary_rows(brackets)
+        exponents = exponent_rows(brackets)
+        local = local_slope_rows(summary)
+        return ExperimentOutput(
+            tables={"boundary_points": rows, "boundary_estimates": bracket_rows(brackets),
+                    "boundary_summary": summary, "boundary_exponents": exponents,
+                    "boundary_local_exponents": local},
+            markdown={"boundary_exponents": exponent_markdown(exponents, settings)
+                      + local_slope_markdown(local)},
+            record={"runs": len(rows), "exponents": exponents})
+
+    def draw(tables: Path, figures: Path) -> list[Path]:
+        from verify.plots.beyond import figure_boundaries
+
+        return figure_boundaries(tables, figures)
+
+    return Experiment("boundaries", settings, compute, draw)
 
 
-__all__ = ["BoundarySettings", "Bracket", "bisect_boundaries", "sweep_boundaries",
+__all__ = ["BoundarySettings", "Bracket", "bisect_boundaries", "boundary_sweep",
            "exponent_rows", "summary_rows", "bracket_rows", "THEORY_EXPONENTS",
            "HARMFUL_BENIGN", "BENIGN_NOT"]

@@ -15,80 +15,36 @@ Pipeline (each stage reads only what the previous one wrote):
 
 from __future__ import annotations
 
-import sys
-import time
+import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verify.checks.regimes import RegimeThresholds, classify_regime
-from verify.experiments.sweep import Executor, ResultStore, make_executor, run_sweep
+from verify.checks.regimes import classify_regime
+from verify.experiments.driver import Experiment, ExperimentOutput
+from verify.experiments.settings import ReproduceSettings
+from verify.experiments.sweep import Executor, ResultStore, run_sweep
 from verify.experiments.workers import final_state, trajectory
-from verify.output.files import atomic_write_json, atomic_write_text
-from verify.output.provenance import provenance
-from verify.output.tables import markdown_table, number, write_table
-from verify.sim.config import PAPER_ACCURACY, PRESETS, RunConfig, preset
+from verify.output.tables import markdown_table, number
+from verify.sim.config import PAPER_ACCURACY, RunConfig
 
 #: Quantities of the preset table, and the paper's value where it reports one.
 PRESET_QUANTITIES = ("train_accuracy", "test_accuracy", "train_loss", "test_loss",
                      "noisy_fitted", "clean_fitted")
 
-
-@dataclass(frozen=True)
-class ReproduceSettings:
-    """What to run. ``presets`` maps a regime name to its (d, ||mu||)."""
-
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
-    presets: tuple[tuple[str, int, float], ...] = tuple(
-        (name, values["d"], values["mu_norm"]) for name, values in PRESETS.items())
-    steps: int = 1000
-    test_size: int = 1000
-    trajectory_log_every: int = 10
-    trajectory_log_geometric: int = 40
-    phase_d: tuple[int, ...] = tuple(int(round(d)) for d in np.linspace(250, 5000, 39))
-    phase_mu: tuple[float, ...] = tuple(float(m) for m in np.linspace(5, 100, 39))
-    phase_seeds: tuple[int, ...] = (0,)
-    thresholds: RegimeThresholds = field(default_factory=RegimeThresholds)
-
-    @classmethod
-    def full(cls, seeds: int = 5, phase_seeds: int = 1) -> ReproduceSettings:
-        return cls(seeds=tuple(range(seeds)), phase_seeds=tuple(range(phase_seeds)))
-
-    @classmethod
-    def quick(cls, seeds: int = 2) -> ReproduceSettings:
-        """Low resolution for tests: small d, 300 steps, a 5 x 5 grid."""
-        return cls(seeds=tuple(range(seeds)),
-                   presets=(("harmful", 600, 3.0), ("benign", 300, 10.0),
-                            ("not-overfitting", 150, 40.0)),
-                   steps=300, test_size=200, trajectory_log_every=10,
-                   trajectory_log_geometric=10,
-                   phase_d=tuple(int(d) for d in np.linspace(100, 500, 5)),
-                   phase_mu=tuple(float(m) for m in np.linspace(5, 100, 5)))
-
-    def preset_config(self, name: str, d: int, mu_norm: float, seed: int) -> RunConfig:
-        return preset(name, d=d, mu_norm=mu_norm, seed=seed, steps=self.steps,
-                      test_size=self.test_size, log_every=self.trajectory_log_every,
-                      log_geometric=self.trajectory_log_geometric)
-
-    def phase_config(self, d: int, mu_norm: float, seed: int) -> RunConfig:
-        return preset("benign", d=d, mu_norm=mu_norm, seed=seed, steps=self.steps,
-                      test_size=self.test_size, log_every=max(self.steps, 1), log_geometric=0)
-
-
 # -- sweeps -> tables ----------------------------------------------------------------
 
 def preset_points(settings: ReproduceSettings) -> list[dict[str, Any]]:
     return [{"regime": name, "config": settings.preset_config(name, d, mu, seed).to_dict()}
-            for name, d, mu in settings.presets for seed in settings.seeds]
+            for name, d, mu in settings.presets for seed in range(settings.seeds)]
 
 
 def phase_points(settings: ReproduceSettings) -> list[dict[str, Any]]:
     return [{"config": settings.phase_config(d, mu, seed).to_dict()}
             for d in settings.phase_d for mu in settings.phase_mu
-            for seed in settings.phase_seeds]
+            for seed in range(settings.phase_seeds)]
 
 
 def _preset_rows(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -154,7 +110,7 @@ def accuracy_markdown(rows: Sequence[dict[str, Any]], settings: ReproduceSetting
              r["n_seeds"]) for r in shown]
     header = ("regime", "d", "‖μ‖", "quantity", "paper", "reproduced (mean ± sd)",
               "[min, max]", "seeds")
-    note = (f"\nSeeds {list(settings.seeds)}; {settings.steps} GD steps, alpha = 5e-3, "
+    note = (f"\nSeeds 0..{settings.seeds - 1}; {settings.steps} GD steps, alpha = 5e-3, "
             f"{settings.test_size} clean test samples; n = 20, T = 8, rho = 0.1, "
             "eta = 0.2 (4 flipped labels); sd with ddof = 1.\n")
     return markdown_table(header, body) + note
@@ -164,7 +120,7 @@ def phase_rows(records: Sequence[dict[str, Any]], settings: ReproduceSettings
                ) -> list[dict[str, Any]]:
     rows = []
     for record in records:
-        config, result = record["config"], record["result"]
+        config, result = RunConfig.from_dict(record["config"]).flat(), record["result"]
         row = {"d": config["d"], "mu_norm": config["mu_norm"], "seed": config["seed"],
                "n": config["n"], "steps": result.get("step")}
         for key in ("train_loss", "test_loss", "train_accuracy", "test_accuracy",
@@ -178,59 +134,58 @@ def phase_rows(records: Sequence[dict[str, Any]], settings: ReproduceSettings
     return rows
 
 
+def phase_theory_rows(settings: ReproduceSettings) -> list[dict[str, Any]]:
+    """The theory's benign | not-overfitting boundary over the grid's d: the stage-1
+    threshold :math:`\\|\\mu\\| = \\sqrt{\theta\\,\\sigma_\\epsilon^2 d / n}` of
+    :func:`theory.predictions.overfitting_threshold`."""
+    from theory.predictions import overfitting_threshold
+
+    rows = []
+    for d in np.linspace(min(settings.phase_d), max(settings.phase_d), 60):
+        config = settings.phase_config(int(round(d)), 20.0, 0)
+        theta = overfitting_threshold(config.model, config.training)
+        mu = math.sqrt(theta * config.model.sigma_eps**2 * config.model.d / config.model.n)
+        rows.append({"boundary": "benign|not-overfitting (stage 1)",
+                     "label": f"stage-1 n SNR² = {theta:.3g} (theory)", "d": config.model.d,
+                     "mu_norm": mu})
+    return rows
+
+
 # -- the whole pipeline --------------------------------------------------------------
 
-def write_preset_tables(records: Sequence[dict[str, Any]], settings: ReproduceSettings,
-                        tables: Path) -> list[Path]:
-    written = []
-    for name, rows in _preset_rows(records).items():
-        written += write_table(tables / f"presets_{name}", rows)
+def preset_tables(records: Sequence[dict[str, Any]], settings: ReproduceSettings
+                  ) -> ExperimentOutput:
+    tables = {f"presets_{name}": rows for name, rows in _preset_rows(records).items()}
     accuracy = accuracy_rows(records, settings)
-    written += write_table(tables / "preset_accuracy", accuracy)
-    markdown = accuracy_markdown(accuracy, settings)
-    atomic_write_text(tables / "preset_accuracy.md", markdown)
-    written.append(tables / "preset_accuracy.md")
-    return written
+    tables["preset_accuracy"] = accuracy
+    return ExperimentOutput(tables=tables,
+                            markdown={"preset_accuracy": accuracy_markdown(accuracy, settings)})
 
 
-def reproduce(out: str | Path, settings: ReproduceSettings | None = None,
-              executor: Executor | None = None, progress: bool = True,
-              figures: bool = True) -> dict[str, Any]:
-    """Run (or resume) every sweep, write the tables, then draw the figures from them.
-    Returns the provenance record also written to ``out/reproduce.json``."""
-    from verify.plots.reproduce import draw_reproduce_figures
+def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
+    """The presets over seeds (Figures 1-5, the accuracy table) and the phase diagram."""
+    settings = settings or ReproduceSettings()
 
-    settings = settings or ReproduceSettings.full()
-    out = Path(out)
-    store, tables = ResultStore(out / "runs"), out / "tables"
-    owned = executor is None
-    executor = executor or make_executor()
-    timings: dict[str, float] = {}
-    try:
-        started = time.perf_counter()
+    def compute(store: ResultStore, executor: Executor, progress: bool) -> ExperimentOutput:
         presets = run_sweep(preset_points(settings), trajectory, store, executor,
                             progress=progress, desc="presets")
-        timings["presets_seconds"] = time.perf_counter() - started
-        written = write_preset_tables(presets.records, settings, tables)
-        started = time.perf_counter()
         phase = run_sweep(phase_points(settings), final_state, store, executor,
                           progress=progress, desc="phase diagram")
-        timings["phase_diagram_seconds"] = time.perf_counter() - started
-        timings["phase_diagram_computed_runs"] = phase.computed
-        written += write_table(tables / "phase_diagram", phase_rows(phase.records, settings))
-    finally:
-        if owned:
-            executor.close()
-    record = {"command": " ".join(sys.argv), "settings": asdict(settings),
-              "executor": getattr(executor, "name", type(executor).__name__),
-              "timings": timings, "provenance": provenance(),
-              "tables": [str(p.relative_to(out)) for p in written]}
-    atomic_write_json(out / "reproduce.json", record)
-    if figures:
-        record["figures"] = [str(p.relative_to(out)) for p in draw_reproduce_figures(out)]
-        atomic_write_json(out / "reproduce.json", record)
-    return record
+        output = preset_tables(presets.records, settings)
+        output.tables["phase_diagram"] = phase_rows(phase.records, settings)
+        output.tables["phase_theory"] = phase_theory_rows(settings)
+        output.record["sweeps"] = {"presets_seconds": presets.wall_seconds,
+                                   "phase_diagram_seconds": phase.wall_seconds,
+                                   "phase_diagram_computed_runs": phase.computed}
+        return output
+
+    def draw(tables: Path, figures: Path) -> list[Path]:
+        from verify.plots.reproduce import draw_reproduce_figures
+
+        return draw_reproduce_figures(tables, figures)
+
+    return Experiment("reproduce", settings, compute, draw)
 
 
-__all__ = ["ReproduceSettings", "reproduce", "preset_points", "phase_points",
-           "accuracy_rows", "accuracy_markdown", "phase_rows", "write_preset_tables"]
+__all__ = ["ReproduceSettings", "reproduction", "preset_points", "phase_points",
+           "accuracy_rows", "accuracy_markdown", "phase_rows", "preset_tables"]

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 
 from verify.sim.config import RunConfig
-from verify.sim.data import GROUP_NAMES, RELEVANT
-from verify.sim.shared_noise import generate_reusing_noise
+from verify.sim.data import GROUP_NAMES, RELEVANT, generate
 from verify.sim.simulate import RunResult, simulate
 
 
@@ -24,13 +23,12 @@ def config_of(point: Mapping[str, Any]) -> RunConfig:
 
 def final_state(point: Mapping[str, Any]) -> dict[str, Any]:
     """The last logged row of the run (final train/test loss and accuracy, fitted
-    fractions, gaps, ...) plus status and wall time. The data are
-    :func:`verify.sim.data.generate`'s, with the noise reused across ||mu|| (bit for bit the
-    same, :mod:`verify.sim.shared_noise`)."""
+    fractions, gaps, ...) plus status and wall time. The noise is drawn once per
+    (d, n, T, seed) in a worker and reused across ||mu|| (the same numbers as a fresh draw)."""
     config = config_of(point)
-    result = simulate(config, data=generate_reusing_noise(config))
+    result = simulate(config, data=generate(config, reuse_noise=True))
     out = dict(result.final)
-    out.update(status=result.status, message=result.message,
+    out.update(status=result.status.value, message=result.message,
                run_seconds=result.wall_seconds)
     return out
 
@@ -86,8 +84,8 @@ def trajectory(point: Mapping[str, Any]) -> dict[str, Any]:
                             if noisy_sample is not None else []),
         "saturation": per_sample_saturation(result).tolist(),
         "train_selection": selection_projection(data.X_train, result.train_logits[-1],
-                                                config.mu_norm),
-        "test_selection": selection_projection(data.X_test, test_logits, config.mu_norm),
+                                                config.model.mu_norm),
+        "test_selection": selection_projection(data.X_test, test_logits, config.model.mu_norm),
     }
 
 

@@ -1,7 +1,7 @@
 """Tidy result tables: written atomically as CSV (always) and Parquet (when pandas and
 pyarrow are installed), read back as columns for plotting, and rendered as Markdown.
 
-Figures are drawn from these files, never from in-memory state (spec 05: "Results are
+Figures are drawn from these files, never from in-memory state ("Results are
 data, plots are made from results").
 """
 
@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from verify.output.files import atomic_write_bytes, atomic_write_csv, atomic_write_json
-from verify.output.provenance import provenance
+from verify.output.files import atomic_write_bytes, atomic_write_csv
 
 
 def number(value: Any) -> float:
@@ -90,17 +89,3 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 __all__ = ["number", "write_table", "read_table", "select", "markdown_table"]
-
-
-def write_experiment_record(out: Path, filename: str, record: dict[str, Any],
-                            written: Sequence[Path], draw_figures=None) -> dict[str, Any]:
-    """Finish an experiment directory: add provenance, the written tables and (when
-    ``draw_figures(tables_dir, figures_dir)`` is given) the figures drawn from those
-    tables to ``record``, and write it atomically as ``out / filename``."""
-    record = {**record, "provenance": provenance(),
-              "tables": [str(p.relative_to(out)) for p in written]}
-    if draw_figures is not None:
-        record["figures"] = [str(p.relative_to(out))
-                             for p in draw_figures(out / "tables", out / "figures")]
-    atomic_write_json(out / filename, record)
-    return record

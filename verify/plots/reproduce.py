@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -194,6 +195,20 @@ def _edges(centres: np.ndarray) -> np.ndarray:
                            [2 * centres[-1] - middle[-1]]])
 
 
+def _theory_lines(tables: Path) -> list[dict[str, Any]]:
+    """The theory's boundary curves (table ``phase_theory``: boundary, label, d, mu_norm)."""
+    path = tables / "phase_theory.csv"
+    if not path.exists():
+        return []
+    rows = read_table(path)
+    lines = []
+    for boundary in dict.fromkeys(rows["boundary"]):
+        chosen = select(rows, boundary=boundary)
+        lines.append({"d": chosen["d"], "mu_norm": chosen["mu_norm"],
+                      "label": str(chosen["label"][0])})
+    return lines
+
+
 def figure_phase_diagram(tables: Path, figures: Path,
                          presets: Sequence[tuple[str, float, float]] = ()) -> list[Path]:
     """Phase diagram (Figure 4, right): final train/test loss and accuracy, the fraction
@@ -226,9 +241,8 @@ def figure_phase_diagram(tables: Path, figures: Path,
             mesh = axis.pcolormesh(x_edges, y_edges, grid, cmap=cmap, shading="flat",
                                    vmin=vmin, vmax=vmax)
             fig.colorbar(mesh, ax=axis)
-        d_line = np.linspace(ds.min(), ds.max(), 100)
-        axis.plot(d_line, np.sqrt(4.7 * d_line / n), "w--", lw=1,
-                  label=r"$n\,\mathrm{SNR}^2 = 4.7$ (first-order, spec 01 §6)")
+        for line in _theory_lines(tables):
+            axis.plot(line["d"], line["mu_norm"], "w--", lw=1, label=line["label"])
         for name, d, mu in presets:
             if not (x_edges[0] <= d <= x_edges[-1] and y_edges[0] <= mu <= y_edges[-1]):
                 continue
@@ -245,10 +259,8 @@ def figure_phase_diagram(tables: Path, figures: Path,
     return save_figure(fig, figures, "phase_diagram")
 
 
-def draw_reproduce_figures(out: str | Path) -> list[Path]:
-    """Every reproduce figure from ``out/tables`` into ``out/figures``."""
-    out = Path(out)
-    tables, figures = out / "tables", out / "figures"
+def draw_reproduce_figures(tables: Path, figures: Path) -> list[Path]:
+    """Every reproduce figure from the tables in ``tables`` into ``figures``."""
     accuracy = read_table(tables / "preset_accuracy")
     regimes = _regimes(accuracy)
     presets = [(r, float(select(accuracy, regime=r)["d"][0]),

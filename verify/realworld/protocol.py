@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from theory.validation import Integer, InvalidParameter, Real
 from verify.realworld.datasets import (
     DATASETS,
     MODALITY,
@@ -34,7 +35,14 @@ from verify.realworld.datasets import (
     noisy_count,
     split_pools,
 )
-from verify.sim.config import ConfigError, _check_int, _check_real
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    Integer(minimum).check(name, value)
+
+
+def _check_real(name: str, value: Any, low: float, high: float, low_open: bool = True) -> None:
+    Real(low, high, closed="neither" if low_open else "left").check(name, value)
 
 
 @dataclass(frozen=True)
@@ -61,19 +69,17 @@ class RealWorldConfig:
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
-            raise ConfigError(f"dataset={self.dataset!r} is invalid: allowed one of "
-                              f"{sorted(DATASETS)}")
+            raise InvalidParameter("dataset", self.dataset, f"one of {sorted(DATASETS)}")
         for name, minimum in (("n", 1), ("seed", 0), ("epochs", 1), ("head_pool", 1),
                               ("train_pool", 1), ("test_size", 1), ("pool_seed", 0),
                               ("head_iterations", 1), ("eval_every", 1), ("image_size", 14),
                               ("max_tokens", 2)):
             _check_int(name, getattr(self, name), minimum)
         if self.n > self.train_pool:
-            raise ConfigError(f"n={self.n} is invalid: allowed an integer <= train_pool="
-                              f"{self.train_pool}")
+            raise InvalidParameter("n", self.n, f"an integer <= train_pool = {self.train_pool}")
         if self.image_size % 14:
-            raise ConfigError(f"image_size={self.image_size} is invalid: allowed a multiple of "
-                              "the patch size 14")
+            raise InvalidParameter("image_size", self.image_size,
+                                   "a multiple of the patch size 14")
         _check_real("eta", self.eta, 0.0, 0.5, low_open=False)
         _check_real("learning_rate", self.learning_rate, 0.0, 1.0)
         _check_real("init_std", self.init_std, 0.0, 10.0, low_open=False)

@@ -21,13 +21,11 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verify.output.files import atomic_write_text
-from verify.output.tables import markdown_table, number, write_experiment_record, write_table
+from verify.output.tables import markdown_table, number
 
 SUBSTITUTES = {
     "model": [
@@ -64,13 +62,16 @@ class GridSettings:
     learning_rate: float = 1e-3
 
     def __post_init__(self) -> None:
-        from verify.sim.config import ConfigError
+        from theory.validation import InvalidParameter
 
         if self.seeds < 1:
-            raise ConfigError(f"seeds={self.seeds} is invalid: allowed an integer >= 1")
+            raise InvalidParameter("seeds", self.seeds, "an integer >= 1")
         for name in ("datasets", "ns", "etas"):
             if not getattr(self, name):
-                raise ConfigError(f"{name}=() is invalid: allowed a non-empty list")
+                raise InvalidParameter(name, (), "a non-empty list")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
     def configs(self) -> list:
         from verify.realworld.protocol import RealWorldConfig
@@ -81,9 +82,12 @@ class GridSettings:
                 for seed in range(self.seeds)]
 
 
-def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: bool = True
-             ) -> dict[str, Any]:
+def grid_experiment(settings: GridSettings):
+    """The grid as an experiment of :func:`verify.experiments.driver.run_experiment`: runs,
+    tables, figures, ``realworld.json``; the report goes to ``tables/realworld_report.md``."""
+    from verify.experiments.driver import Experiment, ExperimentOutput
     from verify.experiments.sweep import run_sweep
+    from verify.realworld.figures import draw_realworld_figures
     from verify.realworld.protocol import (
         context_for,
         library_versions,
@@ -91,33 +95,28 @@ def run_grid(out: str | Path, settings: GridSettings, executor=None, progress: b
         run_point,
     )
 
-    out = Path(out)
-    started = time.perf_counter()
-    configs = settings.configs()
-    for dataset in settings.datasets:  # fill the feature cache once, before the workers start
-        context_for(next(c for c in configs if c.dataset == dataset), progress=progress)
-        release_contexts()  # the workers load their own; the parent need not hold ~1 GB each
-    cached = time.perf_counter() - started
-    report = run_sweep([{"config": c.to_dict()} for c in configs], run_point, out / "runs",
-                       executor, progress=progress, desc="realworld")
-    runs, history = run_rows(report.records), history_rows(report.records)
-    summary = summary_rows(runs)
-    tables = out / "tables"
-    written = (write_table(tables / "realworld_runs", runs)
-               + write_table(tables / "realworld_table2", summary)
-               + write_table(tables / "realworld_history", history))
-    wall = time.perf_counter() - started
-    record = {"settings": settings.__dict__, "runs": len(runs), "pending": report.pending,
-              "wall_seconds_this_call": wall, "feature_cache_seconds": cached,
-              "grid_span_seconds": span_seconds(report.records),
-              "compute_seconds_summed_over_runs": float(sum(r["seconds"] for r in runs)),
-              "substitutes": SUBSTITUTES, "libraries": library_versions()}
-    from verify.realworld.figures import draw_realworld_figures
+    def compute(store, executor, progress: bool) -> ExperimentOutput:
+        started = time.perf_counter()
+        configs = settings.configs()
+        for dataset in settings.datasets:  # fill the feature cache once, before the workers
+            context_for(next(c for c in configs if c.dataset == dataset), progress=progress)
+            release_contexts()  # the workers load their own; the parent need not hold ~1 GB
+        cached = time.perf_counter() - started
+        report = run_sweep([{"config": c.to_dict()} for c in configs], run_point, store,
+                           executor, progress=progress, desc="realworld")
+        runs, history = run_rows(report.records), history_rows(report.records)
+        summary = summary_rows(runs)
+        record = {"runs": len(runs), "pending": report.pending,
+                  "feature_cache_seconds": cached,
+                  "grid_span_seconds": span_seconds(report.records),
+                  "compute_seconds_summed_over_runs": float(sum(r["seconds"] for r in runs)),
+                  "substitutes": SUBSTITUTES, "libraries": library_versions()}
+        return ExperimentOutput(
+            tables={"realworld_runs": runs, "realworld_table2": summary,
+                    "realworld_history": history},
+            markdown={"realworld_report": report_markdown(summary, record)}, record=record)
 
-    record = write_experiment_record(out, "realworld.json", record, written,
-                                     draw_realworld_figures)
-    atomic_write_text(out / "realworld_report.md", report_markdown(summary, record))
-    return record
+    return Experiment("realworld", settings, compute, draw_realworld_figures)
 
 
 def span_seconds(records: Sequence[dict[str, Any]]) -> float:

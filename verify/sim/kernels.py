@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
-import mpmath
 import numpy as np
-from scipy.special import expit
 
 
 @dataclass(frozen=True)
@@ -44,33 +44,40 @@ class Arithmetic:
     asarray: Callable[[np.ndarray], np.ndarray]
 
 
+def _expit(x: np.ndarray) -> np.ndarray:
+    r""":math:`1/(1 + e^{-x}) = e^{-\mathrm{softplus}(-x)}`, accurate for every :math:`x`."""
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
 FLOAT64 = Arithmetic(
     name="float64",
     exp=np.exp,
-    expit=expit,
+    expit=_expit,
     softplus=lambda x: np.logaddexp(0.0, x),
     asarray=lambda x: np.asarray(x, dtype=np.float64),
 )
 
-_mp_exp = np.frompyfunc(mpmath.exp, 1, 1)
-_mp_expit = np.frompyfunc(lambda x: 1 / (1 + mpmath.exp(-x)), 1, 1)
-_mp_softplus = np.frompyfunc(lambda x: mpmath.log1p(mpmath.exp(x)), 1, 1)
-_mp_convert = np.frompyfunc(mpmath.mpf, 1, 1)
+@cache
+def mpmath_arithmetic() -> Arithmetic:
+    """mpmath numbers at the precision of the surrounding ``mpmath.workdps`` context
+    (mpmath is imported on first use)."""
+    import mpmath
+
+    convert = np.frompyfunc(mpmath.mpf, 1, 1)
+    return Arithmetic(
+        name="mpmath",
+        exp=np.frompyfunc(mpmath.exp, 1, 1),
+        expit=np.frompyfunc(lambda x: 1 / (1 + mpmath.exp(-x)), 1, 1),
+        softplus=np.frompyfunc(lambda x: mpmath.log1p(mpmath.exp(x)), 1, 1),
+        asarray=lambda values: np.asarray(convert(np.asarray(values, dtype=object)),
+                                          dtype=object),
+    )
 
 
-def _mp_array(values) -> np.ndarray:
-    """An object array of mpf (at the current working precision) from numbers."""
-    return np.asarray(_mp_convert(np.asarray(values, dtype=object)), dtype=object)
-
-
-#: mpmath numbers at the precision of the surrounding ``mpmath.workdps`` context.
-MPMATH = Arithmetic(
-    name="mpmath",
-    exp=_mp_exp,
-    expit=_mp_expit,
-    softplus=_mp_softplus,
-    asarray=_mp_array,
-)
+def __getattr__(name: str) -> Any:
+    if name == "MPMATH":  # the mpmath arithmetic, built (and mpmath imported) on first use
+        return mpmath_arithmetic()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def softmax(logits: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> np.ndarray:

@@ -24,8 +24,8 @@ from verify.sim.kernels import logistic_loss, softmax
 
 
 @dataclass(frozen=True)
-class Evaluation:
-    """Model outputs on one split."""
+class SplitMetrics:
+    """Model outputs and metrics on one split (training or test)."""
 
     probabilities: np.ndarray  # (m, T)
     outputs: np.ndarray  # f, (m,)
@@ -34,18 +34,18 @@ class Evaluation:
     selected: np.ndarray  # argmax token, (m,)
 
 
-def evaluate(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> Evaluation:
+def split_metrics(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> SplitMetrics:
     r"""Mean logistic loss :math:`\frac1m\sum\ell(y f)` and accuracy of
     :math:`\mathrm{sign}(f)` (a tie :math:`f = 0` counts as wrong)."""
     logits = np.asarray(logits, dtype=np.float64)
     if logits.shape[0] == 0:
         empty = np.zeros((0,))
-        return Evaluation(np.zeros(logits.shape), empty, float("nan"), float("nan"),
+        return SplitMetrics(np.zeros(logits.shape), empty, float("nan"), float("nan"),
                           empty.astype(int))
     s = softmax(logits)
     f = (s * scores).sum(axis=-1)
     margins = labels * f
-    return Evaluation(probabilities=s, outputs=f, loss=float(np.mean(logistic_loss(margins))),
+    return SplitMetrics(probabilities=s, outputs=f, loss=float(np.mean(logistic_loss(margins))),
                       accuracy=float(np.mean(margins > 0)), selected=np.argmax(logits, axis=-1))
 
 
@@ -71,12 +71,11 @@ def attention_gaps(logits: np.ndarray, groups: np.ndarray, noisy: np.ndarray) ->
     return gaps
 
 
-def relevant_saturation(logits: np.ndarray, groups: np.ndarray) -> np.ndarray:
+def relevant_saturation(probabilities: np.ndarray, groups: np.ndarray) -> np.ndarray:
     r""":math:`s_R (1 - s_R)` with :math:`s_R` the probability on the relevant group and
     :math:`1 - s_R` summed over the other tokens (no cancellation) (Figure 2)."""
-    s = softmax(np.asarray(logits, dtype=np.float64))
-    relevant = s[:, groups == RELEVANT].sum(axis=-1)
-    rest = s[:, groups != RELEVANT].sum(axis=-1)
+    relevant = probabilities[:, groups == RELEVANT].sum(axis=-1)
+    rest = probabilities[:, groups != RELEVANT].sum(axis=-1)
     return relevant * rest
 
 

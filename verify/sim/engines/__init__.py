@@ -1,25 +1,45 @@
-"""Engines: dense (literal float64), reduced (N = nT coordinates), mp (mpmath), flow (ODE)."""
+"""Engines: dense (literal float64), reduced (N = nT coordinates), mp (mpmath), flow (ODE).
+
+Each engine class lives in its own module and is imported when first asked for, so that a
+run imports only the engine it uses (the flow engine brings SciPy's ODE solvers, the mp
+engine mpmath).
+"""
 
 from __future__ import annotations
+
+import importlib
 
 import numpy as np
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines.base import Engine, NonFiniteError, ReducedCoordinates
-from verify.sim.engines.dense import DenseEngine
-from verify.sim.engines.flow import FlowEngine
-from verify.sim.engines.reduced import MpEngine, ReducedEngine
 
-ENGINE_CLASSES: dict[str, type[Engine]] = {
-    "dense": DenseEngine, "reduced": ReducedEngine, "mp": MpEngine, "flow": FlowEngine,
+#: Engine name -> (module, class).
+ENGINE_CLASSES: dict[str, tuple[str, str]] = {
+    "dense": ("verify.sim.engines.dense", "DenseEngine"),
+    "reduced": ("verify.sim.engines.reduced", "ReducedEngine"),
+    "mp": ("verify.sim.engines.mp", "MpEngine"),
+    "flow": ("verify.sim.engines.flow", "FlowEngine"),
 }
 
 
+def engine_class(name: str) -> type[Engine]:
+    module, cls = ENGINE_CLASSES[name]
+    return getattr(importlib.import_module(module), cls)
+
+
 def make_engine(config: RunConfig, data: Dataset, W0: np.ndarray | None = None) -> Engine:
-    """The engine ``config.engine`` on ``data`` (``W0`` given, or drawn from ``config.seed``)."""
-    return ENGINE_CLASSES[config.engine](config, data, W0)
+    """The engine ``config.solver.engine`` on ``data`` (``W0`` given, or drawn from the seed)."""
+    return engine_class(config.solver.engine)(config, data, W0)
 
 
-__all__ = ["Engine", "NonFiniteError", "ReducedCoordinates", "DenseEngine", "ReducedEngine",
-           "MpEngine", "FlowEngine", "ENGINE_CLASSES", "make_engine"]
+def __getattr__(name: str) -> type[Engine]:
+    for engine, (_, cls) in ENGINE_CLASSES.items():
+        if cls == name:
+            return engine_class(engine)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Engine", "NonFiniteError", "ReducedCoordinates", "ENGINE_CLASSES", "engine_class",
+           "make_engine"]

@@ -51,7 +51,7 @@ class FlowEngine(ReducedEngine):
         scores, differences, labels = self.scores, self.differences, self.labels
         n, T = self.data.n, self.data.T
         N = K.shape[0]
-        alpha = self.config.alpha
+        alpha = self.config.training.alpha
 
         def derivative(s: float, y: np.ndarray) -> np.ndarray:
             a, M = y[:N], y[N:].reshape(N, N)
@@ -68,31 +68,37 @@ class FlowEngine(ReducedEngine):
 
         return derivative
 
-    def _make_solver(self, s_start: float, y_start: np.ndarray, s_end: float) -> DOP853:
-        return DOP853(self._derivative(), s_start, y_start, s_end,
-                      rtol=self.config.flow_rtol, atol=self.config.flow_atol)
-
-    def advance_to(self, step: float) -> None:
-        if step < self.steps_done:
-            raise ValueError(f"step={step} is invalid: the flow is at step {self.steps_done}, "
-                             "it cannot go back")
-        target = self.log_time(step, self.config.alpha)
+    def _solver_for(self, target: float) -> DOP853:
+        """The solver, created on first use with the run's horizon, or restarted from its
+        current state when ``target`` lies past the planned horizon."""
+        alpha = self.config.training.alpha
         if self._solver is None:
-            horizon = self.log_time(max(step, self.config.steps), self.config.alpha)
-            self._solver = self._make_solver(0.0, np.concatenate([self.a, self.M.reshape(-1)]),
-                                             horizon)
-        elif target > self._solver.t_bound:  # past the planned horizon: continue from here
-            self._solver = self._make_solver(self._solver.t, self._solver.y, target)
-        solver = self._solver
-        while solver.t < target and solver.status == "running":
+            horizon = max(target, self.log_time(self.config.training.steps, alpha))
+            state = np.concatenate([self.a, self.M.reshape(-1)])
+            self._solver = DOP853(self._derivative(), 0.0, state, horizon,
+                                  rtol=self.config.solver.flow_rtol,
+                                  atol=self.config.solver.flow_atol)
+        elif target > self._solver.t_bound:
+            self._solver = DOP853(self._derivative(), self._solver.t, self._solver.y, target,
+                                  rtol=self.config.solver.flow_rtol,
+                                  atol=self.config.solver.flow_atol)
+        return self._solver
+
+    def step(self, until: float) -> None:
+        """One adaptive solver step (none if the solver is already past ``until``); the
+        state at ``until`` comes from the solver's dense output."""
+        alpha = self.config.training.alpha
+        target = self.log_time(until, alpha)
+        solver = self._solver_for(target)
+        if solver.t < target and solver.status == "running":
             solver.step()
             self.solver_steps += 1
             if solver.status == "failed":
                 raise NonFiniteError(f"the flow solver failed near step "
-                                     f"{math.expm1(solver.t) / self.config.alpha:g}: "
-                                     f"{solver.message}")
-        y = solver.y if solver.t <= target else solver.dense_output()(target)
+                                     f"{math.expm1(solver.t) / alpha:g}: {solver.message}")
+        reached = solver.t >= target or solver.status != "running"
+        y = solver.dense_output()(target) if solver.t > target else solver.y
         N = self.a.shape[0]
         self.a = y[:N].copy()
         self.M = y[N:].reshape(N, N).copy()
-        self.steps_done = step
+        self.steps_done = until if reached else math.expm1(solver.t) / alpha

@@ -1,4 +1,4 @@
-"""GD in reduced coordinates (spec 02): the same trajectory as the dense engine, in
+"""GD in reduced coordinates: the same trajectory as the dense engine, in
 :math:`N = nT` coordinates, at :math:`O(N^2)` per step instead of :math:`O(d^2)`.
 
 Derivation (checked against the dense engine in ``tests/test_engines.py``): with
@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines.base import Engine, ReducedCoordinates, ensure_finite
-from verify.sim.kernels import FLOAT64, MPMATH
+from verify.sim.kernels import FLOAT64
 
 
 class ReducedEngine(Engine):
@@ -38,6 +37,7 @@ class ReducedEngine(Engine):
                  coordinates: ReducedCoordinates | None = None):
         super().__init__(config, data, FLOAT64)
         self.coordinates = coordinates or ReducedCoordinates.build(config, data, W0)
+        self.invariant_scale = self.coordinates.invariant_scale
         self._use(self.coordinates.K, self.coordinates.gram)
         N = self.K.shape[0]
         self.a = np.zeros(N)
@@ -45,7 +45,7 @@ class ReducedEngine(Engine):
 
     def _use(self, K: np.ndarray, gram: np.ndarray) -> None:
         self.K, self.gram = K, gram
-        self.alpha = self.arithmetic.asarray(self.config.alpha)[()]
+        self.alpha = self.arithmetic.asarray(self.config.training.alpha)[()]
 
     # -- dynamics --------------------------------------------------------------
     def _flat_logits(self, a: np.ndarray, M: np.ndarray) -> np.ndarray:
@@ -58,16 +58,12 @@ class ReducedEngine(Engine):
         n, T = self.data.n, self.data.T
         return self.kernel(logits.reshape(n, T)).logit_gradient.reshape(-1)
 
-    def step(self) -> None:
+    def step(self, until: float) -> None:
         h = self._flat_gradient(self.a, self.M)
         update_a = h + self.M @ (self.gram @ h)
         self.M -= self.alpha * np.outer(self.a, h)
         self.a = self.a - self.alpha * update_a
         self.steps_done += 1
-
-    def advance_to(self, step: float) -> None:
-        while self.steps_done < step:
-            self.step()
 
     # -- observables -----------------------------------------------------------
     def train_logits(self) -> np.ndarray:
@@ -114,46 +110,3 @@ class ReducedEngine(Engine):
             "invariant_drift": math.sqrt(max(float(np.sum((drift_matrix @ K)
                                                           * (drift_matrix.T @ K).T)), 0.0)),
         }
-
-
-_to_float = np.frompyfunc(float, 1, 1)
-
-
-class MpEngine(ReducedEngine):
-    """The reduced GD engine on mpmath numbers at ``config.mp_dps`` digits.
-
-    The set-up (:math:`K`, Gram) is computed in mpmath from the float64 data and
-    :math:`W_0`, so the problem is exactly the one the float engines solve. Every
-    call runs inside ``mpmath.workdps(config.mp_dps)``; the global precision is
-    never changed. Cost grows like :math:`d^2 N` (set-up) and :math:`N^2` mpf
-    operations per step: use it on small problems as the ground truth.
-    """
-
-    name = "mp"
-
-    def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-                 coordinates: ReducedCoordinates | None = None):
-        self.dps = config.mp_dps
-        with mpmath.workdps(self.dps):
-            Engine.__init__(self, config, data, MPMATH)
-            self.coordinates = coordinates or ReducedCoordinates.build(config, data, W0)
-            if W0 is None:
-                from verify.sim.data import initial_weights
-                W0 = initial_weights(config)
-            B = MPMATH.asarray(self.coordinates.B)
-            V = MPMATH.asarray(W0) @ B
-            self._use(V.T @ V, B.T @ B)
-            N = B.shape[1]
-            self.a = MPMATH.asarray(np.zeros(N))
-            self.M = MPMATH.asarray(np.zeros((N, N)))
-
-    def step(self) -> None:
-        with mpmath.workdps(self.dps):
-            super().step()
-
-    def train_logits(self) -> np.ndarray:
-        with mpmath.workdps(self.dps):
-            return super().train_logits()
-
-    def _float_state(self) -> tuple[np.ndarray, np.ndarray]:
-        return (_to_float(self.a).astype(np.float64), _to_float(self.M).astype(np.float64))

@@ -16,8 +16,13 @@ from hypothesis import HealthCheck, given, seed, settings
 
 from theory.predictions import predict
 from verify.checks.runs import measured_regime, selected_groups, setting_from_config
+from verify.checks.strategies import (
+    ASSUMPTION_KEYS,
+    assumption_status,
+    single_violation,
+    valid_configs,
+)
 from verify.sim.simulate import simulate
-from verify.checks.strategies import ASSUMPTION_KEYS, assumption_status, single_violation, valid_configs
 
 PROPERTY_SETTINGS = settings(max_examples=50, deadline=None,
                              suppress_health_check=[HealthCheck.too_slow])

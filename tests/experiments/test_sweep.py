@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from verify.experiments.boundaries import BENIGN_NOT, HARMFUL_BENIGN, Bracket, exponent_rows
-from verify.sim.config import RunConfig
 from verify.experiments.fits import (
     bootstrap_exponent,
     first_step_always,
@@ -27,6 +26,7 @@ from verify.experiments.sweep import (
     run_sweep,
 )
 from verify.experiments.workers import final_state
+from verify.sim.config import RunConfig
 
 INTERRUPT_AT = "VERIFY_TEST_INTERRUPT_AT"
 

@@ -5,10 +5,10 @@ import json
 import shutil
 
 from verify.cli import main
-from verify.plots.reproduce import figure_training
 from verify.experiments.reproduce import ReproduceSettings, reproduce
 from verify.experiments.sweep import SerialExecutor
 from verify.output.tables import read_table
+from verify.plots.reproduce import figure_training
 
 FIGURES = ("fig1_selection", "fig2_saturation", "fig3_harmful", "fig4_benign",
            "fig5_not-overfitting", "phase_diagram")
