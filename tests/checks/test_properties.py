@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from theory.predictions import predict
-from verify.checks.runs import measured_regime, selected_groups, setting_from_config
+from verify.checks.runs import measured_regime, selected_groups
 from verify.checks.strategies import (
     ASSUMPTION_KEYS,
     assumption_status,
@@ -33,12 +33,12 @@ FLOW_STEPS = 10**6
 def benign_run(config):
     flow = config.replace(engine="flow", steps=FLOW_STEPS, log_every=FLOW_STEPS,
                           log_geometric=25)
-    return simulate(flow), predict(setting_from_config(config))
+    return simulate(flow), predict(config.model, config.training)
 
 
 @lru_cache(maxsize=256)
 def not_overfitting_run(config):
-    return simulate(config), predict(setting_from_config(config))
+    return simulate(config), predict(config.model, config.training)
 
 
 @seed(20251)
@@ -63,7 +63,7 @@ def test_benign_clean_gap_within_quadrature_bracket(config):
     steps = np.array(result.steps)
     gaps = np.array([row["clean_gap_mean"] for row in result.history])
     keep = steps >= 1e3
-    lower, upper = p.clean_gap_law.bracket(steps[keep] * config.alpha)
+    lower, upper = p.clean_gap_law.bracket(steps[keep] * config.training.alpha)
     assert np.all(gaps[keep] >= lower) and np.all(gaps[keep] <= upper), (gaps[keep], lower, upper)
 
 
@@ -74,7 +74,7 @@ def test_benign_stage1_end_within_factor_3(config):
     result, p = benign_run(config)
     fitted = [row["step"] for row in result.history if row["noisy_fitted"] >= 1.0]
     assert fitted, "noisy samples never all fitted"
-    predicted = p.noisy_fitting_time / config.alpha
+    predicted = p.noisy_fitting_time / config.training.alpha
     # The first fitted log point brackets the true time within one geometric log step.
     assert predicted / 3 <= fitted[0] <= 3 * predicted * (FLOW_STEPS ** (1 / 24)), (
         fitted[0], predicted)
@@ -108,7 +108,7 @@ def _record_violation(key, config):
     flow = config.replace(engine="flow", steps=FLOW_STEPS, log_every=FLOW_STEPS,
                           log_geometric=25)
     result = simulate(flow)
-    p = predict(setting_from_config(config))
+    p = predict(config.model, config.training)
     measured = measured_regime(result) if result.status == "completed" else result.status
     VIOLATION_TABLE.setdefault(key, []).append(
         {"predicted": p.regime, "measured": measured,

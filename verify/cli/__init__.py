@@ -33,11 +33,15 @@ def build_parser(argv: Sequence[str] = ()) -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; returns the exit status (2 for any input error, with one line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     try:
-        args = build_parser(argv).parse_args(argv)
+        args = run_command(parser.parse_args, argv)
     except SystemExit as done:  # --help, or an argparse error already printed as one line
         return int(done.code or 0)
+    if isinstance(args, int):  # a flag's value was refused
+        return args
     return run_command(args.handler, args)
 
 

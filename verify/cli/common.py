@@ -206,9 +206,9 @@ def add_executor_flags(parser: argparse.ArgumentParser) -> None:
     add_progress_flag(parser)
 
 
-def run_command(handler: Callable[[argparse.Namespace], int],
-                args: argparse.Namespace) -> int:
-    """Call a command: an :class:`InvalidParameter` becomes one line and exit 2."""
+def run_command(handler: Callable[[Any], Any], args: Any) -> Any:
+    """Call ``handler(args)``: an :class:`InvalidParameter` becomes one line on stderr and
+    the exit status 2."""
     try:
         return handler(args)
     except InvalidParameter as error:

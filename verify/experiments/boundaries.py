@@ -238,7 +238,9 @@ def boundary_sweep(settings: BoundarySettings | None = None) -> Experiment:
 
         return figure_boundaries(tables, figures)
 
-    return Experiment("boundaries", settings, compute, draw)
+    largest = settings.config(max(settings.d_values + (settings.d_fixed,)),
+                              max(settings.n_values + (settings.n_fixed,)), 20.0, 0)
+    return Experiment("boundaries", settings, compute, draw, largest)
 
 
 __all__ = ["BoundarySettings", "Bracket", "bisect_boundaries", "boundary_sweep",

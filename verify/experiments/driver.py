@@ -12,20 +12,21 @@ record on disk always describes complete tables.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theory.validation import (
-    Validated,
-)
+from theory.validation import InvalidParameter, Validated
 from verify.experiments.settings import ExecutorSettings
 from verify.experiments.sweep import Executor, ResultStore, make_executor
 from verify.output.files import atomic_write_json, atomic_write_text, prepare_output_dir
 from verify.output.provenance import provenance
 from verify.output.tables import write_table
+from verify.sim.config import RunConfig
+from verify.sim.resources import available_memory, check_memory
 
 
 @dataclass
@@ -40,12 +41,36 @@ class ExperimentOutput:
 
 @dataclass(frozen=True)
 class Experiment:
-    """A named experiment: its validated settings, how to compute it and how to draw it."""
+    """A named experiment: its validated settings, how to compute it and how to draw it;
+    ``largest_run`` is its most memory-hungry run (checked against the machine first)."""
 
     name: str
     settings: Validated
     compute: Callable[[ResultStore, Executor, bool], ExperimentOutput]
     draw: Callable[[Path, Path], list[Path]] | None = None
+    largest_run: RunConfig | None = None
+
+
+def check_records(runs: Path) -> None:
+    """Every finished record in ``runs`` must read as JSON (they are written atomically, so
+    a damaged one was changed from outside); the first that does not is named."""
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else ():
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise InvalidParameter("record", str(path), f"a sweep record that reads as JSON "
+                                   f"({error}); delete it to recompute that run") from None
+
+
+def check_before_work(experiment: Experiment, out: Path, executor: Any) -> None:
+    """What an experiment needs, checked before its first run: records that read, an
+    executor that can start, and memory for its largest run in every worker."""
+    check_records(out / "runs")
+    if isinstance(executor, ExecutorSettings):
+        executor.check_reachable()
+    if experiment.largest_run is not None:
+        workers = executor.workers if isinstance(executor, ExecutorSettings) else 1
+        check_memory(experiment.largest_run, available_memory() // max(workers, 1))
 
 
 def write_tables(out: Path, output: ExperimentOutput) -> list[Path]:
@@ -65,9 +90,8 @@ def run_experiment(experiment: Experiment, out: str | Path,
     """Run (or resume) ``experiment`` into ``out``; returns the record written to
     ``out/<name>.json``. Ctrl-C or SIGTERM propagates after the finished runs are saved."""
     out = prepare_output_dir(out)
+    check_before_work(experiment, out, executor)
     settings = executor if isinstance(executor, ExecutorSettings) else None
-    if settings is not None:
-        settings.check_reachable()
     started = time.perf_counter()
     active = settings.make() if settings is not None else executor or make_executor()
     owned = settings is not None or executor is None

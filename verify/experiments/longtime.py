@@ -190,7 +190,9 @@ def long_time(settings: LongtimeSettings | None = None) -> Experiment:
 
         return figure_longtime(tables, figures)
 
-    return Experiment("longtime", settings, compute, draw)
+    largest = max((settings.config(overrides, 0) for _, _, overrides in settings.scan),
+                  key=lambda config: config.model.d * config.model.n * config.model.T)
+    return Experiment("longtime", settings, compute, draw, largest)
 
 
 __all__ = ["LongtimeSettings", "long_time", "run_metrics", "summary_rows", "history_rows",

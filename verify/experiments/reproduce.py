@@ -184,7 +184,10 @@ def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
 
         return draw_reproduce_figures(tables, figures)
 
-    return Experiment("reproduce", settings, compute, draw)
+    largest = max([settings.phase_config(max(settings.phase_d), 20.0, 0)]
+                  + [settings.preset_config(name, d, mu, 0) for name, d, mu in settings.presets],
+                  key=lambda config: config.model.d)
+    return Experiment("reproduce", settings, compute, draw, largest)
 
 
 __all__ = ["ReproduceSettings", "reproduction", "preset_points", "phase_points",

@@ -4,8 +4,8 @@ A run ends in one of three states (:class:`RunStatus`): ``completed``; ``interru
 (Ctrl-C or SIGTERM), keeping every finished log point; or ``failed``, when a logit or a
 recorded quantity turns non-finite, with the step and the quantity named. A run that
 completes but leaves the regime the theory describes carries warnings: an invariant
-:math:`WW^\\top - pp^\\top` that drifted by more than 1% of :math:`\\|W_0W_0^\\top\\|_F` (GD far from
-gradient flow), or a step size above assumption A5's bound.
+:math:`WW^\\top - pp^\\top` that drifted by more than 1% of :math:`\\|W_0W_0^\\top\\|_F`
+(GD far from gradient flow), or a step size above assumption A5's bound.
 """
 
 from __future__ import annotations
