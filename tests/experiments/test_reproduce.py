@@ -5,7 +5,9 @@ import json
 import shutil
 
 from verify.cli import main
-from verify.experiments.reproduce import ReproduceSettings, reproduce
+from verify.experiments.driver import run_experiment
+from verify.experiments.reproduce import reproduction
+from verify.experiments.settings import ReproduceSettings
 from verify.experiments.sweep import SerialExecutor
 from verify.output.tables import read_table
 from verify.plots.reproduce import figure_training
@@ -30,7 +32,7 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path, capsys):
         assert (out / "tables" / f"{name}.csv").is_file()
     assert_figures(out / "figures", FIGURES)
     record = json.loads((out / "reproduce.json").read_text())
-    assert record["provenance"]["package_version"] and record["settings"]["seeds"] == [0, 1]
+    assert record["provenance"]["package_version"] and record["settings"]["seeds"] == 2
     markdown = (out / "tables" / "preset_accuracy.md").read_text()
     assert "0.87" in markdown and "±" in markdown
     accuracy = read_table(out / "tables" / "preset_accuracy")
@@ -41,9 +43,9 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path, capsys):
     runs = len(list((out / "runs").glob("*.json")))
     assert runs == 3 * 2 + 25
 
-    again = reproduce(out, ReproduceSettings.quick(), SerialExecutor(), progress=False,
-                      figures=False)
-    assert again["timings"]["phase_diagram_computed_runs"] == 0
+    again = run_experiment(reproduction(ReproduceSettings.quick()), out, SerialExecutor(),
+                           progress=False, figures=False)
+    assert again["sweeps"]["phase_diagram_computed_runs"] == 0
 
     shutil.rmtree(out / "figures")
     shutil.rmtree(out / "runs")  # figures need nothing but the tables
@@ -75,14 +77,13 @@ def test_reused_noise_gives_generate_data_bit_for_bit():
 
     from verify.sim.config import preset
     from verify.sim.data import generate
-    from verify.sim.shared_noise import generate_reusing_noise
 
     cases = [dict(d=50, mu_norm=3.0), dict(d=50, mu_norm=7.5, rho=0.3),
              dict(d=60, mu_norm=7.5, eta=0.3, flip="bernoulli", seed=4, sigma_eps=1.5, T=6,
                   n_weak_opposite=2)]
     for overrides in cases:
         config = preset("benign", test_size=30, **overrides)
-        expected, reused = generate(config), generate_reusing_noise(config)
+        expected, reused = generate(config), generate(config, reuse_noise=True)
         for name in ("X_train", "y_train", "y_clean", "X_test", "y_test", "nu", "groups",
                      "mu_plus", "mu_minus"):
             assert np.array_equal(getattr(expected, name), getattr(reused, name)), name

@@ -32,7 +32,7 @@ INTERRUPT_AT = "VERIFY_TEST_INTERRUPT_AT"
 
 
 def tiny_points(count: int = 6) -> list[dict]:
-    return [{"config": RunConfig(d=20 + 4 * i, n=6, T=4, mu_norm=5.0 + i, steps=20,
+    return [{"config": RunConfig.build(d=20 + 4 * i, n=6, T=4, mu_norm=5.0 + i, steps=20,
                                  test_size=16, seed=i, log_every=20,
                                  log_geometric=0).to_dict()} for i in range(count)]
 
@@ -99,7 +99,7 @@ def test_a_failing_point_is_named_and_finished_points_are_kept(tmp_path):
 def test_records_hold_config_seed_and_versions(tmp_path):
     report = run_sweep(tiny_points(2), final_state, tmp_path, SerialExecutor(), progress=False)
     record = json.loads((tmp_path / f"{report.records[1]['key']}.json").read_text())
-    assert record["config"]["d"] == 24 and record["seed"] == 1
+    assert record["config"]["model"]["d"] == 24 and record["seed"] == 1
     assert record["worker"] == "verify.experiments.workers:final_state"
     assert record["provenance"]["package_version"]
     assert record["wall_seconds"] > 0 and "test_accuracy" in record["result"]

@@ -21,7 +21,7 @@ nbformat = pytest.importorskip("nbformat", reason="notebook tests need the test 
 nbclient = pytest.importorskip("nbclient", reason="notebook tests need the test extra")
 pytest.importorskip("ipykernel", reason="notebook tests need the test extra")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 EXPECTED = (

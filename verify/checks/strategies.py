@@ -97,7 +97,7 @@ def _violate_a2(config: RunConfig) -> RunConfig:
 _VIOLATIONS = {
     "A1": lambda c: c.replace(d=max(c.model.d // 4, 16)),
     "A2": _violate_a2,
-    "A3": lambda c: c.replace(n=2, eta=0.25),
+    "A3": lambda c: c.replace(n=4, eta=0.125),
     "A4": lambda c: c.replace(eta=0.27),
     "A5": lambda c: c.replace(alpha=8 * _step_bound(c)),
     "A6": lambda c: c.replace(init_scale=3.0 / math.sqrt(c.model.d)),
