@@ -42,11 +42,18 @@ def main() -> None:
     for factor in (1, 2):
         alpha = config.alpha / factor
         started = time.perf_counter()
-        difference, solver_steps = max_difference(config.replace(alpha=alpha), data,
-                                                  coordinates, args.steps * factor)
-        rows.append({"alpha": alpha, "gd_steps": args.steps * factor,
-                     "max_logit_difference": difference, "flow_solver_steps": solver_steps,
-                     "seconds": time.perf_counter() - started})
+        difference, solver_steps = max_difference(
+            config.replace(alpha=alpha), data, coordinates, args.steps * factor
+        )
+        rows.append(
+            {
+                "alpha": alpha,
+                "gd_steps": args.steps * factor,
+                "max_logit_difference": difference,
+                "flow_solver_steps": solver_steps,
+                "seconds": time.perf_counter() - started,
+            }
+        )
         print(rows[-1])
     ratio = rows[0]["max_logit_difference"] / rows[1]["max_logit_difference"]
     print(f"difference ratio alpha / (alpha/2) = {ratio:.3f} (O(alpha) predicts 2)")
@@ -56,10 +63,17 @@ def main() -> None:
     flow.advance_to(10**12)
     flow_seconds = time.perf_counter() - started
     print(f"flow to 1e12 steps: {flow_seconds:.2f} s, {flow.solver_steps} solver steps")
-    atomic_write_json(Path(args.out) / "flow_vs_gd.json",
-                      {"config": config.to_dict(), "provenance": provenance(), "rows": rows,
-                       "difference_ratio": ratio, "flow_1e12_seconds": flow_seconds,
-                       "flow_1e12_solver_steps": flow.solver_steps})
+    atomic_write_json(
+        Path(args.out) / "flow_vs_gd.json",
+        {
+            "config": config.to_dict(),
+            "provenance": provenance(),
+            "rows": rows,
+            "difference_ratio": ratio,
+            "flow_1e12_seconds": flow_seconds,
+            "flow_1e12_solver_steps": flow.solver_steps,
+        },
+    )
 
 
 if __name__ == "__main__":

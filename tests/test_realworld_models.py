@@ -181,7 +181,7 @@ def test_a_feature_cache_file_for_other_examples_is_recomputed(text_backbone, tm
 
 def test_config_rejects_bad_values_naming_them():
     from verify.realworld.protocol import RealWorldConfig
-    from verify.sim.config import ConfigError
+    from theory.validation import InvalidParameter as ConfigError
 
     with pytest.raises(ConfigError, match=r"n=3000 is invalid: allowed an integer <= train_pool"):
         RealWorldConfig(dataset="mnist", n=3000, eta=0.1)
@@ -193,4 +193,4 @@ def test_cli_rejects_a_bad_value_with_exit_2(capsys):
     from verify.cli import main
 
     assert main(["realworld", "run", "--dataset", "mnist", "--n", "5000", "--eta", "0.1"]) == 2
-    assert "n=5000 is invalid: allowed an integer <= train_pool=2000" in capsys.readouterr().err
+    assert "n=5000 is invalid: allowed an integer <= train_pool = 2000" in capsys.readouterr().err

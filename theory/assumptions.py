@@ -1,7 +1,7 @@
 r"""The package's own assumptions A1-A8 and regime conditions, as data.
 
 The paper's (A1)-(A8) are not available; these are this package's reconstruction, in
-the same spirit (spec 03): each is a list of SymPy relations :math:`\text{lhs} \ge
+the same spirit as the paper's: each is a list of SymPy relations :math:`\text{lhs} \ge
 \text{rhs}` over named symbols with named constants, a one-line reason (the step of
 the derivation in :mod:`theory.rates` / :mod:`theory.predictions` that needs it), and
 an evaluator that reports, for concrete values, whether it holds and by what margin

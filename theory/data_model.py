@@ -223,7 +223,7 @@ class Training(Validated):
     )
 
     def scale(self, d: int) -> float:
-        """The initialisation scale :math:`s` (default :math:`1/\\sqrt d`)."""
+        r"""The initialisation scale :math:`s` (default :math:`1/\sqrt d`)."""
         return self.init_scale if self.init_scale is not None else 1.0 / math.sqrt(d)
 
     def entry_variance(self, d: int) -> float:

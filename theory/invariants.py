@@ -11,7 +11,7 @@ One GD step :math:`W' = W - \alpha p G^\top`, :math:`p' = p - \alpha W G`:
 * :math:`(W'W'^\top - p'p'^\top) - (W W^\top - p p^\top)
   = \alpha^2 (\|G\|^2 p p^\top - (W G)(W G)^\top)` exactly.
 
-These are derived by this package (spec section 5.2); the paper's statements are not
+These are derived by this package; the paper's statements are not
 available.
 """
 

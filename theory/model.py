@@ -1,11 +1,11 @@
 r"""The attention model in SymPy, its exact gradients, and generated reference kernels.
 
-Model (KNOWN, section 1 of the spec): :math:`f(X) = \nu^\top X^\top \mathrm{softmax}(X W^\top p)`,
+Model (KNOWN from the paper): :math:`f(X) = \nu^\top X^\top \mathrm{softmax}(X W^\top p)`,
 logits :math:`a_t = x_t^\top q` with :math:`q = W^\top p`, token scores
 :math:`\gamma_t = \langle x_t, \nu\rangle`, :math:`f = \sum_t s_t \gamma_t`,
 loss :math:`L = \frac1n \sum_i \ell(y_i f_i)`, :math:`\ell(z) = \log(1 + e^{-z})`.
 
-Derived here (section 5.1 of the spec) and proved symbolically for each small size:
+Derived here and proved symbolically for each small size:
 
 * :math:`h_{i,t} = \partial L / \partial a_{i,t}
   = \frac1n \ell'(y_i f_i)\, y_i\, s_{i,t} (\gamma_{i,t} - f_i)`,
@@ -226,7 +226,7 @@ def chain_rule_residuals(T: int, d: int = 2, n: int = 2) -> tuple[sp.Matrix, sp.
     are the symbols :math:`h_{i,t}`; SymPy's chain rule differentiates it with respect to
     every entry of explicit symbolic W (d x d), p (d) and tokens. Returns the simplified
     residual matrices :math:`(\nabla_W L - p G^\top, \nabla_p L - W G)` (both zero).
-    Combined with :func:`logit_gradient_residuals` this proves the spec's section 5.1.
+    Combined with :func:`logit_gradient_residuals` this proves the exact GD update.
     """
     T = Integer(2).check("T", T)
     d = Integer(1).check("d", d)
@@ -383,7 +383,7 @@ def reference_logit_gradient(
     :func:`cancellation_free_logit_gradient` (max-shifted softmax, overflow-free
     :math:`\ell'`, :math:`\gamma_t - f = \sum_u s_u(\gamma_t - \gamma_u)`), proved equal to
     the textbook form by :func:`stable_gradient_residuals`; ``form="naive"`` lambdifies the
-    textbook :func:`logit_gradient` (which loses accuracy at large gaps, as the spec warns).
+    textbook :func:`logit_gradient` (which loses accuracy at large gaps).
 
     ``module="numpy"``: logits/scores are arrays of shape ``(T, ...)`` (extra axes
     broadcast); returns a float64 array of shape ``(T, ...)``. ``module="mpmath"``: logits/

@@ -11,6 +11,7 @@ for. Inputs are the data model and training set-up of :mod:`theory.data_model`; 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 
@@ -66,7 +67,7 @@ def _values(model: DataModel, training: Training) -> tuple[float, ...]:
 
 @cache
 def _compiled(name: str, *arguments: str | bool):
-    builders = {
+    builders: dict[str, Callable[..., sp.Expr]] = {
         "signal_rate": rates.signal_rate,
         "memorisation_rate": lambda noisy: rates.memorisation_rate(noisy=noisy),
         "token_velocity": lambda group, noisy: rates.token_velocity(group, noisy),

@@ -189,7 +189,8 @@ def log_g(gap: np.ndarray | float, T: float) -> np.ndarray:
     r""":math:`\log g(x)` for x with :math:`g(x) > 0` (i.e. x above the root
     :func:`g_root`), overflow-free for any such x: for :math:`x - \log T > 30`,
     :math:`\log g = x - \log T + \operatorname{log1p}(2x e^{-(x - \log T)}
-    - e^{-2(x - \log T)})`. Raises :class:`~theory.validation.InvalidParameter` where :math:`g(x) \le 0`."""
+    - e^{-2(x - \log T)})`. Raises :class:`~theory.validation.InvalidParameter` where
+    :math:`g(x) \le 0`."""
     sign, log_magnitude = signed_log_g(gap, T)
     if np.any(sign <= 0.0):
         raise InvalidParameter("x", gap, f"gaps above g_root(T) = {g_root(T):.6g}, where g(x) > 0")
@@ -464,12 +465,14 @@ def log_quadrature_time(
 ) -> np.ndarray:
     r""":math:`\log\tau`, :math:`\tau = (g(x_1) - g(x_0))/c`, in float (vectorised,
     overflow-free for any gaps); requires :math:`\tau > 0` (raises
-    :class:`~theory.validation.InvalidParameter` otherwise) and :math:`\tau = 0` gives :math:`-\infty`."""
+    :class:`~theory.validation.InvalidParameter` otherwise) and :math:`\tau = 0` gives
+    :math:`-\infty`."""
     sign, log_time = _signed_log_time(x0, x1, c, T)
     if np.any(sign < 0.0):
         raise InvalidParameter(
-            "x1", x1, f"a gap reachable from x0 = {x0!r} at rate c = {c!r}, i.e. "
-            "(g(x1) - g(x0)) / c >= 0"
+            "x1",
+            x1,
+            f"a gap reachable from x0 = {x0!r} at rate c = {c!r}, i.e. (g(x1) - g(x0)) / c >= 0",
         )
     return log_time
 

@@ -156,7 +156,8 @@ def g_inverse_asymptotic_error_bound(y: Any, T: float) -> Any:
               \frac{\epsilon_{\max}}{1-\epsilon_{\max}},
 
     :math:`L = \log(T^{\pm 1}|y|)`, valid when :math:`L \ge 1/(2|y|)` and
-    :math:`\epsilon_{\max} < 1` (raises :class:`~theory.validation.InvalidParameter` otherwise). Float or mpf.
+    :math:`\epsilon_{\max} < 1` (raises :class:`~theory.validation.InvalidParameter`
+    otherwise). Float or mpf.
 
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available)."""

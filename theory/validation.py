@@ -89,11 +89,11 @@ class Integer(Constraint):
             number = int(value)
         elif (
             isinstance(value, RealNumber)
-            and math.isfinite(value)
+            and math.isfinite(float(value))
             and float(value).is_integer()
-            and abs(value) < 2**63
+            and abs(float(value)) < 2**63
         ):
-            number = int(value)
+            number = int(float(value))
         else:
             return None
         if (self.low is not None and number < self.low) or (

@@ -23,8 +23,14 @@ import importlib
 from typing import Any
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "verify.sim.config": ("RunConfig", "Solver", "Recording", "preset", "PRESETS",
-                          "PAPER_ACCURACY"),
+    "verify.sim.config": (
+        "RunConfig",
+        "Solver",
+        "Recording",
+        "preset",
+        "PRESETS",
+        "PAPER_ACCURACY",
+    ),
     "verify.sim.data": ("Dataset", "GROUP_NAMES", "generate", "save_npz"),
     "verify.sim.simulate": ("simulate", "RunResult", "RunStatus"),
     "verify.sim.observables": ("relevant_saturation", "attention_gaps"),
@@ -32,12 +38,20 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.checks.suite": ("run_checks",),
     "verify.checks.runs": ("measured_regime", "initial_velocities"),
     "verify.checks.regimes": ("classify_regime", "RegimeThresholds"),
-    "verify.checks.strategies": ("valid_configs", "single_violation", "assumption_status",
-                                 "ASSUMPTION_KEYS"),
+    "verify.checks.strategies": (
+        "valid_configs",
+        "single_violation",
+        "assumption_status",
+        "ASSUMPTION_KEYS",
+    ),
     "verify.experiments.driver": ("run_experiment",),
-    "verify.experiments.settings": ("ReproduceSettings", "BoundarySettings",
-                                    "LongtimeSettings", "PrecisionSettings",
-                                    "ExecutorSettings"),
+    "verify.experiments.settings": (
+        "ReproduceSettings",
+        "BoundarySettings",
+        "LongtimeSettings",
+        "PrecisionSettings",
+        "ExecutorSettings",
+    ),
     "verify.experiments.reproduce": ("reproduction",),
     "verify.experiments.boundaries": ("boundary_sweep",),
     "verify.experiments.longtime": ("long_time",),

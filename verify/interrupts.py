@@ -20,8 +20,11 @@ class Terminated(KeyboardInterrupt):
 
 def reason(interrupt: BaseException) -> str:
     """Why a computation stopped early, in words."""
-    return ("stopped by SIGTERM" if isinstance(interrupt, Terminated)
-            else "stopped by the user (Ctrl-C)")
+    return (
+        "stopped by SIGTERM"
+        if isinstance(interrupt, Terminated)
+        else "stopped by the user (Ctrl-C)"
+    )
 
 
 def exit_status(interrupt: BaseException) -> int:

@@ -24,15 +24,15 @@ from verify.checks.strategies import (
 )
 from verify.sim.simulate import simulate
 
-PROPERTY_SETTINGS = settings(max_examples=50, deadline=None,
-                             suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 FLOW_STEPS = 10**6
 
 
 @lru_cache(maxsize=256)
 def benign_run(config):
-    flow = config.replace(engine="flow", steps=FLOW_STEPS, log_every=FLOW_STEPS,
-                          log_geometric=25)
+    flow = config.replace(engine="flow", steps=FLOW_STEPS, log_every=FLOW_STEPS, log_geometric=25)
     return simulate(flow), predict(config.model, config.training)
 
 
@@ -77,16 +77,22 @@ def test_benign_stage1_end_within_factor_3(config):
     predicted = p.noisy_fitting_time / config.training.alpha
     # The first fitted log point brackets the true time within one geometric log step.
     assert predicted / 3 <= fitted[0] <= 3 * predicted * (FLOW_STEPS ** (1 / 24)), (
-        fitted[0], predicted)
+        fitted[0],
+        predicted,
+    )
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "documented disagreement: the stage-1 derivation predicts not-overfitting whenever "
-    "n SNR^2 exceeds its threshold (about 5 for the paper's setting), but in stage 2 the "
-    "noisy samples' W- token can overtake R once the clean samples saturate; configurations "
-    "satisfying A1-A8 with n SNR^2 at 2-4x the constant calibrated at rho = 0.1 (340) still "
-    "fit their noisy samples within 1000 steps when rho is 0.3-0.45. Strict: this test "
-    "starts failing (XPASS) if the prediction is repaired."))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "documented disagreement: the stage-1 derivation predicts not-overfitting whenever "
+        "n SNR^2 exceeds its threshold (about 5 for the paper's setting), but in stage 2 the "
+        "noisy samples' W- token can overtake R once the clean samples saturate; configurations "
+        "satisfying A1-A8 with n SNR^2 at 2-4x the constant calibrated at rho = 0.1 (340) still "
+        "fit their noisy samples within 1000 steps when rho is 0.3-0.45. Strict: this test "
+        "starts failing (XPASS) if the prediction is repaired."
+    ),
+)
 @seed(20252)
 @PROPERTY_SETTINGS
 @given(valid_configs("not-overfitting"))
@@ -105,23 +111,28 @@ VIOLATION_TABLE: dict[str, list[dict]] = {}
 
 
 def _record_violation(key, config):
-    flow = config.replace(engine="flow", steps=FLOW_STEPS, log_every=FLOW_STEPS,
-                          log_geometric=25)
+    flow = config.replace(engine="flow", steps=FLOW_STEPS, log_every=FLOW_STEPS, log_geometric=25)
     result = simulate(flow)
     p = predict(config.model, config.training)
     measured = measured_regime(result) if result.status == "completed" else result.status
     VIOLATION_TABLE.setdefault(key, []).append(
-        {"predicted": p.regime, "measured": measured,
-         "test_accuracy": result.final.get("test_accuracy", math.nan)})
+        {
+            "predicted": p.regime,
+            "measured": measured,
+            "test_accuracy": result.final.get("test_accuracy", math.nan),
+        }
+    )
 
 
 def test_single_violation_strategy_breaks_exactly_one_assumption(tmp_path):
     """Records, for each assumption, what happens when only it fails (a table, not a
     verdict): the predicted and measured regimes over a few drawn configurations."""
+
     def check_one(key):
         @seed(7)
-        @settings(max_examples=2, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=2, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+        )
         @given(single_violation(key))
         def draw(config):
             status = assumption_status(config)
@@ -132,11 +143,14 @@ def test_single_violation_strategy_breaks_exactly_one_assumption(tmp_path):
 
     for key in ASSUMPTION_KEYS:
         check_one(key)
-    lines = ["| violated | predicted regime | measured regime (1e6 steps) | test accuracy |",
-             "|---|---|---|---|"]
+    lines = [
+        "| violated | predicted regime | measured regime (1e6 steps) | test accuracy |",
+        "|---|---|---|---|",
+    ]
     for key, rows in VIOLATION_TABLE.items():
         for row in rows:
-            lines.append(f"| {key} | {row['predicted']} | {row['measured']} | "
-                         f"{row['test_accuracy']:.3f} |")
+            lines.append(
+                f"| {key} | {row['predicted']} | {row['measured']} | {row['test_accuracy']:.3f} |"
+            )
     (tmp_path / "violations.md").write_text("\n".join(lines) + "\n")
     assert set(VIOLATION_TABLE) == set(ASSUMPTION_KEYS)

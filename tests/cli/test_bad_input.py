@@ -16,10 +16,20 @@ def _files(tmp_path):
     (tmp_path / "text.npz").write_text("not an archive")
     (tmp_path / "data_dir.npz").mkdir()
     np.save(tmp_path / "array.npy", np.zeros((2, 3, 4)))
-    np.savez(tmp_path / "two_d.npz", X_train=np.zeros((2, 3)), y_train=np.ones(2),
-             X_test=np.zeros((2, 3)), y_test=np.ones(2))
-    np.savez(tmp_path / "objects.npz", X_train=np.array([[1, "a"]], dtype=object),
-             y_train=np.ones(1), X_test=np.zeros((1, 1, 1)), y_test=np.ones(1))
+    np.savez(
+        tmp_path / "two_d.npz",
+        X_train=np.zeros((2, 3)),
+        y_train=np.ones(2),
+        X_test=np.zeros((2, 3)),
+        y_test=np.ones(2),
+    )
+    np.savez(
+        tmp_path / "objects.npz",
+        X_train=np.array([[1, "a"]], dtype=object),
+        y_train=np.ones(1),
+        X_test=np.zeros((1, 1, 1)),
+        y_test=np.ones(1),
+    )
     (tmp_path / "empty").mkdir()
     runs = tmp_path / "damaged" / "runs"
     runs.mkdir(parents=True)
@@ -55,20 +65,37 @@ CASES = [
     ("run --eta 0.49 --n 2", [*RUN, "--eta", "0.49", "--n", "2"], "eta"),
     ("run --engine gpu", [*RUN, "--engine", "gpu"], "engine"),
     ("reproduce --seeds -2", ["reproduce", "--out", "{tmp}/r", "--seeds", "-2"], "seeds"),
-    ("reproduce --figures-only, empty folder",
-     ["reproduce", "--out", "{tmp}/empty", "--figures-only"], "out"),
+    (
+        "reproduce --figures-only, empty folder",
+        ["reproduce", "--out", "{tmp}/empty", "--figures-only"],
+        "out",
+    ),
     ("reproduce --workers -1", ["reproduce", "--out", "{tmp}/r", "--workers", "-1"], "workers"),
-    ("reproduce --scheduler, nothing there",
-     ["reproduce", "--out", "{tmp}/r", *QUICK, "--scheduler", "tcp://127.0.0.1:1"],
-     "scheduler"),
-    ("sweep-boundaries --seeds 0", ["sweep-boundaries", "--out", "{tmp}/b", "--seeds", "0"],
-     "seeds"),
-    ("sweep-boundaries --rounds -1", ["sweep-boundaries", "--out", "{tmp}/b", "--rounds", "-1"],
-     "rounds"),
-    ("sweep-boundaries --test-threshold 7",
-     ["sweep-boundaries", "--out", "{tmp}/b", "--test-threshold", "7"], "test_threshold"),
-    ("sweep-boundaries, damaged record", ["sweep-boundaries", "--out", "{tmp}/damaged", *QUICK],
-     "record"),
+    (
+        "reproduce --scheduler, nothing there",
+        ["reproduce", "--out", "{tmp}/r", *QUICK, "--scheduler", "tcp://127.0.0.1:1"],
+        "scheduler",
+    ),
+    (
+        "sweep-boundaries --seeds 0",
+        ["sweep-boundaries", "--out", "{tmp}/b", "--seeds", "0"],
+        "seeds",
+    ),
+    (
+        "sweep-boundaries --rounds -1",
+        ["sweep-boundaries", "--out", "{tmp}/b", "--rounds", "-1"],
+        "rounds",
+    ),
+    (
+        "sweep-boundaries --test-threshold 7",
+        ["sweep-boundaries", "--out", "{tmp}/b", "--test-threshold", "7"],
+        "test_threshold",
+    ),
+    (
+        "sweep-boundaries, damaged record",
+        ["sweep-boundaries", "--out", "{tmp}/damaged", *QUICK],
+        "record",
+    ),
     ("longtime --steps 0", ["longtime", "--out", "{tmp}/l", "--steps", "0"], "steps"),
     ("longtime --seeds 0", ["longtime", "--out", "{tmp}/l", "--seeds", "0"], "seeds"),
     ("assumptions --delta 0", ["assumptions", "--delta", "0"], "delta"),
@@ -80,8 +107,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("case", "arguments", "name"), CASES, ids=[c[0] for c in CASES])
-def test_input_errors_exit_2_with_one_line_before_any_work(tmp_path, capsys, case, arguments,
-                                                           name):
+def test_input_errors_exit_2_with_one_line_before_any_work(tmp_path, capsys, case, arguments, name):
     _files(tmp_path)
     started = time.perf_counter()
     code = main([a.replace("{tmp}", str(tmp_path)) for a in arguments])
@@ -96,7 +122,8 @@ def test_input_errors_exit_2_with_one_line_before_any_work(tmp_path, capsys, cas
     assert elapsed < 10.0  # refused before any work
     for folder in ("r", "b", "l"):
         assert not (tmp_path / folder / "runs").exists() or not any(
-            (tmp_path / folder / "runs").iterdir())
+            (tmp_path / folder / "runs").iterdir()
+        )
 
 
 def test_the_damaged_record_is_named(tmp_path, capsys):
@@ -104,5 +131,6 @@ def test_the_damaged_record_is_named(tmp_path, capsys):
     main(["sweep-boundaries", "--out", str(tmp_path / "damaged"), *QUICK])
     err = capsys.readouterr().err
     assert "0123456789abcdef0123.json" in err and "delete it" in err
-    assert (tmp_path / "damaged" / "runs" / "0123456789abcdef0123.json").read_text() == \
-        '{"key": "0123'
+    assert (
+        tmp_path / "damaged" / "runs" / "0123456789abcdef0123.json"
+    ).read_text() == '{"key": "0123'

@@ -14,22 +14,49 @@ from verify.sim.run_files import read_history
 
 def test_run_writes_all_files(tmp_path, capsys):
     out = tmp_path / "run"
-    code = main(["run", "--preset", "benign", "--d", "80", "--steps", "40", "--test-size", "30",
-                 "--seed", "3", "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "--preset",
+            "benign",
+            "--d",
+            "80",
+            "--steps",
+            "40",
+            "--test-size",
+            "30",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     record = json.loads((out / "config.json").read_text())
     assert record["config"]["model"]["d"] == 80 and record["seed"] == 3
     assert record["provenance"]["package_version"] and "commit" in record["provenance"]
     summary = json.loads((out / "summary.json").read_text())
-    for key in ("train_accuracy", "test_accuracy", "train_loss", "test_loss", "steps", "engine",
-                "wall_seconds", "noisy_count", "test_selects_relevant", "warnings"):
+    for key in (
+        "train_accuracy",
+        "test_accuracy",
+        "train_loss",
+        "test_loss",
+        "steps",
+        "engine",
+        "wall_seconds",
+        "noisy_count",
+        "test_selects_relevant",
+        "warnings",
+    ):
         assert key in summary
     assert summary["noisy_count"] == 4 and summary["status"] == "completed"
     history = read_history(out / "history.csv")
     assert history["step"][0] == 0 and history["step"][-1] == 40 and len(history["step"]) > 10
     attention = (out / "attention.csv").read_text().splitlines()
-    assert attention[0] == ("step,split,sample,p_t0_R,p_t1_W+,p_t2_W-,p_t3_I,p_t4_I,p_t5_I,"
-                            "p_t6_I,p_t7_I")
+    assert attention[0] == (
+        "step,split,sample,p_t0_R,p_t1_W+,p_t2_W-,p_t3_I,p_t4_I,p_t5_I,p_t6_I,p_t7_I"
+    )
     rows = np.array([line.split(",")[3:] for line in attention[1:]], dtype=float)
     np.testing.assert_allclose(rows.sum(axis=1), 1.0, rtol=1e-12)
     gaps = (out / "gaps.csv").read_text().splitlines()
@@ -38,8 +65,18 @@ def test_run_writes_all_files(tmp_path, capsys):
 
 
 def test_an_earlier_run_is_not_replaced_without_overwrite(tmp_path, capsys):
-    arguments = ["run", "--d", "30", "--steps", "5", "--test-size", "5", "--no-progress",
-                 "--out", str(tmp_path)]
+    arguments = [
+        "run",
+        "--d",
+        "30",
+        "--steps",
+        "5",
+        "--test-size",
+        "5",
+        "--no-progress",
+        "--out",
+        str(tmp_path),
+    ]
     assert main(arguments) == 0
     before = (tmp_path / "summary.json").read_text()
     assert main(arguments) == 2
@@ -55,10 +92,30 @@ def test_data_from_npz_gives_identical_run(tmp_path):
     save_npz(path, data, initial_weights(config))
     out_a, out_b = tmp_path / "a", tmp_path / "b"
     common = ["--preset", "benign", "--steps", "20", "--mu-norm", "4.0", "--no-progress"]
-    assert main(["run", *common, "--data-from", str(path), "--seed", "99", "--out",
-                 str(out_a)]) == 0
-    assert main(["run", *common, "--d", "30", "--n", "6", "--T", "4", "--test-size", "10",
-                 "--seed", "5", "--out", str(out_b)]) == 0
+    assert (
+        main(["run", *common, "--data-from", str(path), "--seed", "99", "--out", str(out_a)]) == 0
+    )
+    assert (
+        main(
+            [
+                "run",
+                *common,
+                "--d",
+                "30",
+                "--n",
+                "6",
+                "--T",
+                "4",
+                "--test-size",
+                "10",
+                "--seed",
+                "5",
+                "--out",
+                str(out_b),
+            ]
+        )
+        == 0
+    )
     a, b = read_history(out_a / "history.csv"), read_history(out_b / "history.csv")
     np.testing.assert_allclose(a["train_loss"], b["train_loss"], rtol=1e-12)
     np.testing.assert_allclose(a["test_loss"], b["test_loss"], rtol=1e-12)
@@ -76,13 +133,16 @@ def test_help_shows_the_presets_own_defaults_choices_and_no_markup(capsys):
 
 def test_module_help_is_fast_and_run_imports_no_sympy():
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "verify", "--help"], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "verify", "--help"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "run" in done.stdout
-    probe = ("import sys; from verify.cli import main; "
-             "main(['run', '--d', '20', '--steps', '3', '--test-size', '3', '--no-progress']);"
-             "print(sorted(m for m in ('sympy', 'matplotlib', 'pandas', 'scipy.integrate') "
-             "if m in sys.modules))")
+    probe = (
+        "import sys; from verify.cli import main; "
+        "main(['run', '--d', '20', '--steps', '3', '--test-size', '3', '--no-progress']);"
+        "print(sorted(m for m in ('sympy', 'matplotlib', 'pandas', 'scipy.integrate') "
+        "if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
@@ -94,9 +154,31 @@ def test_sigterm_keeps_the_finished_log_points(tmp_path):
     and keeps every log point it finished, written atomically."""
     out = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "verify", "run", "--d", "50", "--n", "6", "--T", "4",
-         "--steps", "1e8", "--log-every", "1000", "--test-size", "5", "--no-progress",
-         "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "verify",
+            "run",
+            "--d",
+            "50",
+            "--n",
+            "6",
+            "--T",
+            "4",
+            "--steps",
+            "1e8",
+            "--log-every",
+            "1000",
+            "--test-size",
+            "5",
+            "--no-progress",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 60
     while time.time() < deadline and not (out / "history.partial.csv").exists():
         time.sleep(0.1)

@@ -1,4 +1,4 @@
-"""Spec 02 precision study: the naive update fails where predicted, the package's does not."""
+"""The precision study: the naive update fails where predicted, the package's does not."""
 
 import pytest
 
@@ -12,8 +12,9 @@ def test_naive_float32_and_float64_depart_from_mp_near_17_and_37():
 
 
 def test_stable_float64_within_1e10_of_mp_up_to_gap_700():
-    rows = precision_table([1, 10, 17, 37, 50, 100, 200, 300, 500, 700], ["stable_float64"],
-                           reference_dps=50)
+    rows = precision_table(
+        [1, 10, 17, 37, 50, 100, 200, 300, 500, 700], ["stable_float64"], reference_dps=50
+    )
     assert max(row.relative_error for row in rows) <= 1e-10
 
 

@@ -12,10 +12,22 @@ from verify.experiments.sweep import SerialExecutor
 from verify.output.tables import read_table
 from verify.plots.reproduce import figure_training
 
-FIGURES = ("fig1_selection", "fig2_saturation", "fig3_harmful", "fig4_benign",
-           "fig5_not-overfitting", "phase_diagram")
-TABLES = ("presets_history", "presets_attention", "presets_saturation", "presets_selection",
-          "preset_accuracy", "phase_diagram")
+FIGURES = (
+    "fig1_selection",
+    "fig2_saturation",
+    "fig3_harmful",
+    "fig4_benign",
+    "fig5_not-overfitting",
+    "phase_diagram",
+)
+TABLES = (
+    "presets_history",
+    "presets_attention",
+    "presets_saturation",
+    "presets_selection",
+    "preset_accuracy",
+    "phase_diagram",
+)
 
 
 def assert_figures(directory, names):
@@ -38,13 +50,21 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path, capsys):
     accuracy = read_table(out / "tables" / "preset_accuracy")
     assert set(accuracy["n_seeds"]) == {2.0}
     phase = read_table(out / "tables" / "phase_diagram")
-    assert phase["d"].size == 25 and set(phase["regime"]) <= {"harmful", "benign",
-                                                              "not-overfitting"}
+    assert phase["d"].size == 25 and set(phase["regime"]) <= {
+        "harmful",
+        "benign",
+        "not-overfitting",
+    }
     runs = len(list((out / "runs").glob("*.json")))
     assert runs == 3 * 2 + 25
 
-    again = run_experiment(reproduction(ReproduceSettings.quick()), out, SerialExecutor(),
-                           progress=False, figures=False)
+    again = run_experiment(
+        reproduction(ReproduceSettings.quick()),
+        out,
+        SerialExecutor(),
+        progress=False,
+        figures=False,
+    )
     assert again["sweeps"]["phase_diagram_computed_runs"] == 0
 
     shutil.rmtree(out / "figures")
@@ -55,17 +75,54 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path, capsys):
 
 def test_boundaries_and_longtime_commands(tmp_path, capsys):
     out = tmp_path / "beyond"
-    assert main(["sweep-boundaries", "--out", str(out), "--quick", "--seeds", "1",
-                 "--rounds", "2", "--d-values", "100,200", "--n-values", "10,20",
-                 "--d-fixed", "100", "--steps", "100", "--test-size", "50",
-                 "--workers", "0", "--no-progress"]) == 0
-    for name in ("boundary_points", "boundary_estimates", "boundary_summary",
-                 "boundary_exponents"):
+    assert (
+        main(
+            [
+                "sweep-boundaries",
+                "--out",
+                str(out),
+                "--quick",
+                "--seeds",
+                "1",
+                "--rounds",
+                "2",
+                "--d-values",
+                "100,200",
+                "--n-values",
+                "10,20",
+                "--d-fixed",
+                "100",
+                "--steps",
+                "100",
+                "--test-size",
+                "50",
+                "--workers",
+                "0",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    for name in ("boundary_points", "boundary_estimates", "boundary_summary", "boundary_exponents"):
         assert (out / "tables" / f"{name}.csv").is_file()
     assert "theory b" in (out / "tables" / "boundary_exponents.md").read_text()
     assert json.loads((out / "boundaries.json").read_text())["provenance"]
-    assert main(["longtime", "--out", str(out), "--quick", "--steps", "100000",
-                 "--workers", "0", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "longtime",
+                "--out",
+                str(out),
+                "--quick",
+                "--steps",
+                "100000",
+                "--workers",
+                "0",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     summary = read_table(out / "tables" / "longtime_summary")
     assert summary["final_step"][0] == 1e5
     assert (out / "tables" / "longtime_gd_check.csv").is_file()
@@ -78,12 +135,32 @@ def test_reused_noise_gives_generate_data_bit_for_bit():
     from verify.sim.config import preset
     from verify.sim.data import generate
 
-    cases = [dict(d=50, mu_norm=3.0), dict(d=50, mu_norm=7.5, rho=0.3),
-             dict(d=60, mu_norm=7.5, eta=0.3, flip="bernoulli", seed=4, sigma_eps=1.5, T=6,
-                  n_weak_opposite=2)]
+    cases = [
+        dict(d=50, mu_norm=3.0),
+        dict(d=50, mu_norm=7.5, rho=0.3),
+        dict(
+            d=60,
+            mu_norm=7.5,
+            eta=0.3,
+            flip="bernoulli",
+            seed=4,
+            sigma_eps=1.5,
+            T=6,
+            n_weak_opposite=2,
+        ),
+    ]
     for overrides in cases:
         config = preset("benign", test_size=30, **overrides)
         expected, reused = generate(config), generate(config, reuse_noise=True)
-        for name in ("X_train", "y_train", "y_clean", "X_test", "y_test", "nu", "groups",
-                     "mu_plus", "mu_minus"):
+        for name in (
+            "X_train",
+            "y_train",
+            "y_clean",
+            "X_test",
+            "y_test",
+            "nu",
+            "groups",
+            "mu_plus",
+            "mu_minus",
+        ):
             assert np.array_equal(getattr(expected, name), getattr(reused, name)), name

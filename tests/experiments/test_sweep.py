@@ -32,9 +32,22 @@ INTERRUPT_AT = "VERIFY_TEST_INTERRUPT_AT"
 
 
 def tiny_points(count: int = 6) -> list[dict]:
-    return [{"config": RunConfig.build(d=20 + 4 * i, n=6, T=4, mu_norm=5.0 + i, steps=20,
-                                 test_size=16, seed=i, log_every=20,
-                                 log_geometric=0).to_dict()} for i in range(count)]
+    return [
+        {
+            "config": RunConfig.build(
+                d=20 + 4 * i,
+                n=6,
+                T=4,
+                mu_norm=5.0 + i,
+                steps=20,
+                test_size=16,
+                seed=i,
+                log_every=20,
+                log_geometric=0,
+            ).to_dict()
+        }
+        for i in range(count)
+    ]
 
 
 def interrupting_worker(point):
@@ -56,8 +69,10 @@ def results_by_key(report) -> dict:
 
 
 def strip_timing(results: dict) -> dict:
-    return {key: {k: v for k, v in value.items() if k != "run_seconds"}
-            for key, value in results.items()}
+    return {
+        key: {k: v for k, v in value.items() if k != "run_seconds"}
+        for key, value in results.items()
+    }
 
 
 def test_point_key_is_stable_and_separates_workers():
@@ -72,18 +87,18 @@ def test_point_key_is_stable_and_separates_workers():
 def test_limit_then_resume_skips_finished_and_matches_a_fresh_run(tmp_path):
     points = tiny_points()
     store = ResultStore(tmp_path / "a")
-    first = run_sweep(points, interrupting_worker, store, SerialExecutor(), limit=3,
-                      progress=False)
+    first = run_sweep(points, interrupting_worker, store, SerialExecutor(), limit=3, progress=False)
     assert (first.computed, first.skipped, first.pending) == (3, 0, 3)
-    before = {path.name: (path.read_bytes(), path.stat().st_mtime_ns)
-              for path in store.directory.glob("*.json")}
+    before = {
+        path.name: (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in store.directory.glob("*.json")
+    }
     second = run_sweep(points, interrupting_worker, store, SerialExecutor(), progress=False)
     assert (second.computed, second.skipped, second.pending) == (3, 3, 0)
     for name, (payload, mtime) in before.items():  # finished records were not rewritten
         path = store.directory / name
         assert path.read_bytes() == payload and path.stat().st_mtime_ns == mtime
-    fresh = run_sweep(points, interrupting_worker, tmp_path / "b", SerialExecutor(),
-                      progress=False)
+    fresh = run_sweep(points, interrupting_worker, tmp_path / "b", SerialExecutor(), progress=False)
     assert strip_timing(results_by_key(second)) == strip_timing(results_by_key(fresh))
     third = run_sweep(points, interrupting_worker, store, SerialExecutor(), progress=False)
     assert (third.computed, third.skipped) == (0, 6)
@@ -124,8 +139,9 @@ def test_keyboard_interrupt_keeps_finished_points(tmp_path, monkeypatch, executo
     monkeypatch.delenv(INTERRUPT_AT)
     resumed = run_sweep(points, interrupting_worker, store, SerialExecutor(), progress=False)
     assert resumed.skipped == len(saved) and resumed.computed == 6 - len(saved)
-    reference = run_sweep(points, interrupting_worker, tmp_path / "ref", SerialExecutor(),
-                          progress=False)
+    reference = run_sweep(
+        points, interrupting_worker, tmp_path / "ref", SerialExecutor(), progress=False
+    )
     assert strip_timing(results_by_key(resumed)) == strip_timing(results_by_key(reference))
 
 
@@ -139,8 +155,10 @@ def test_process_pool_matches_serial(tmp_path):
 
 
 def test_dask_local_cluster_matches_serial(tmp_path):
-    pytest.importorskip("distributed", reason="dask.distributed is not installed "
-                                              "(optional extra: pip install .[dask])")
+    pytest.importorskip(
+        "distributed",
+        reason="dask.distributed is not installed (optional extra: pip install .[dask])",
+    )
     from verify.experiments.sweep import DaskExecutor
 
     points = tiny_points(4)
@@ -174,7 +192,7 @@ def test_power_law_fit_recovers_a_known_exponent():
     x = np.repeat(np.geomspace(500, 8000, 5), 5)
     covered, exponents = 0, []
     for _ in range(200):
-        y = 3.0 * x ** 0.25 * np.exp(rng.normal(0, 0.05, x.size))
+        y = 3.0 * x**0.25 * np.exp(rng.normal(0, 0.05, x.size))
         fit = fit_power_law(x, y)
         exponents.append(fit.exponent)
         covered += fit.ci_low < 0.25 < fit.ci_high
@@ -191,10 +209,11 @@ def test_boundary_exponents_from_synthetic_brackets():
     brackets = []
     for d in (500, 1000, 2000, 4000, 8000):
         for seed in range(5):
-            for kind, law in ((HARMFUL_BENIGN, 1.5 * d ** 0.25), (BENIGN_NOT, 0.5 * d ** 0.5)):
+            for kind, law in ((HARMFUL_BENIGN, 1.5 * d**0.25), (BENIGN_NOT, 0.5 * d**0.5)):
                 centre = law * math.exp(rng.normal(0, 0.03))
-                brackets.append(Bracket(kind, "d", d, 20, seed, centre / 1.01, centre * 1.01,
-                                        bracketed=True))
+                brackets.append(
+                    Bracket(kind, "d", d, 20, seed, centre / 1.01, centre * 1.01, bracketed=True)
+                )
     rows = {row["boundary"]: row for row in exponent_rows(brackets, repetitions=300)}
     for kind, exponent in ((HARMFUL_BENIGN, 0.25), (BENIGN_NOT, 0.5)):
         row = rows[kind]
@@ -206,8 +225,9 @@ def test_boundary_exponents_from_synthetic_brackets():
 
 def test_time_statistics():
     steps = np.array([1, 10, 100, 1000, 10000])
-    assert slope_per_decade(steps, 2.0 + math.log(10) * np.log10(steps), 10)[0] == \
-        pytest.approx(math.log(10))
+    assert slope_per_decade(steps, 2.0 + math.log(10) * np.log10(steps), 10)[0] == pytest.approx(
+        math.log(10)
+    )
     assert first_step_always(steps, [False, True, False, True, True]) == 1000
     assert math.isnan(first_step_always(steps, [True, True, True, True, False]))
     assert settle_step(steps, [0.5, 0.9, 0.995, 0.98, 1.0], 0.03) == 100

@@ -20,15 +20,20 @@ from verify.sim.data import (
 
 
 def small(**changes):
-    return RunConfig.build(**{"d": 40, "n": 10, "T": 6, "test_size": 30, "mu_norm": 4.0,
-                              **changes})
+    return RunConfig.build(**{"d": 40, "n": 10, "T": 6, "test_size": 30, "mu_norm": 4.0, **changes})
 
 
 def test_groups_signals_and_head():
     config = small(n_relevant=2, n_weak_aligned=1, n_weak_opposite=2)
     data = generate(config)
-    assert list(data.groups) == [RELEVANT, RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE,
-                                 WEAK_OPPOSITE, IRRELEVANT]
+    assert list(data.groups) == [
+        RELEVANT,
+        RELEVANT,
+        WEAK_ALIGNED,
+        WEAK_OPPOSITE,
+        WEAK_OPPOSITE,
+        IRRELEVANT,
+    ]
     assert np.isclose(np.linalg.norm(data.nu), 1 / config.model.mu_norm)
     assert np.isclose(data.mu_plus @ data.nu, 1 / np.sqrt(2))
     assert np.isclose(data.mu_minus @ data.nu, -1 / np.sqrt(2))
@@ -38,9 +43,20 @@ def test_groups_signals_and_head():
     assert mean_R[0] > 2 and abs(mean_R[1]) < 2
 
 
-@pytest.mark.parametrize(("n", "eta", "flips"), [(20, 0.2, 4), (10, 0.3, 3), (7, 0.1, 1),
-                                                  (20, 0.0, 0), (1, 0.49, 0), (5, 0.49, 2),
-                                                  (90, 0.35, 32), (10, 0.25, 3), (7, 0.05, 0)])
+@pytest.mark.parametrize(
+    ("n", "eta", "flips"),
+    [
+        (20, 0.2, 4),
+        (10, 0.3, 3),
+        (7, 0.1, 1),
+        (20, 0.0, 0),
+        (1, 0.49, 0),
+        (5, 0.49, 2),
+        (90, 0.35, 32),
+        (10, 0.25, 3),
+        (7, 0.05, 0),
+    ],
+)
 def test_exact_flips_round_to_nearest_half_from_each_class(n, eta, flips):
     assert noisy_count(n, eta) == flips
     data = generate(small(n=n, eta=eta))
@@ -77,8 +93,9 @@ def test_reusing_noise_gives_the_same_data():
 
 
 def test_bernoulli_flip_rate():
-    rates = [generate(small(n=400, eta=0.2, flip="bernoulli", seed=s)).noisy.mean()
-             for s in range(5)]
+    rates = [
+        generate(small(n=400, eta=0.2, flip="bernoulli", seed=s)).noisy.mean() for s in range(5)
+    ]
     assert abs(np.mean(rates) - 0.2) < 0.03
 
 
@@ -117,14 +134,20 @@ def test_npz_round_trip_and_errors(tmp_path):
     np.testing.assert_array_equal(loaded.X_train, data.X_train)
     np.testing.assert_array_equal(loaded.y_clean, data.y_clean)
     np.testing.assert_array_equal(loaded_W0, W0)
-    np.savez(tmp_path / "bad.npz", X_train=data.X_train, y_train=data.y_train * 2,
-             X_test=data.X_test, y_test=data.y_test)
+    np.savez(
+        tmp_path / "bad.npz",
+        X_train=data.X_train,
+        y_train=data.y_train * 2,
+        X_test=data.X_test,
+        y_test=data.y_test,
+    )
     with pytest.raises(InvalidParameter, match="data_from:y_train=.*labels -1 and \\+1 only"):
         dataset_from_arrays(read_npz(tmp_path / "bad.npz"), config, "bad")
 
 
-@pytest.mark.parametrize("case", ["missing", "directory", "text", "npy", "two_d", "object",
-                                  "lacking", "nan"])
+@pytest.mark.parametrize(
+    "case", ["missing", "directory", "text", "npy", "two_d", "object", "lacking", "nan"]
+)
 def test_unreadable_external_data_is_an_input_error(tmp_path, case):
     data = generate(small())
     path = tmp_path / "data.npz"
@@ -136,18 +159,27 @@ def test_unreadable_external_data_is_an_input_error(tmp_path, case):
         path = tmp_path / "data.npy"
         np.save(path, data.X_train)
     elif case == "two_d":
-        np.savez(path, X_train=data.X_train[:, 0], y_train=data.y_train, X_test=data.X_test,
-                 y_test=data.y_test)
+        np.savez(
+            path,
+            X_train=data.X_train[:, 0],
+            y_train=data.y_train,
+            X_test=data.X_test,
+            y_test=data.y_test,
+        )
     elif case == "object":
-        np.savez(path, X_train=np.array([[1, "a"]], dtype=object), y_train=data.y_train,
-                 X_test=data.X_test, y_test=data.y_test)
+        np.savez(
+            path,
+            X_train=np.array([[1, "a"]], dtype=object),
+            y_train=data.y_train,
+            X_test=data.X_test,
+            y_test=data.y_test,
+        )
     elif case == "lacking":
         np.savez(path, X_train=data.X_train)
     elif case == "nan":
         bad = data.X_train.copy()
         bad[0, 0, 0] = np.nan
-        np.savez(path, X_train=bad, y_train=data.y_train, X_test=data.X_test,
-                 y_test=data.y_test)
+        np.savez(path, X_train=bad, y_train=data.y_train, X_test=data.X_test, y_test=data.y_test)
     with pytest.raises(InvalidParameter) as info:
         npz_shape(read_npz(path))
     assert info.value.name.startswith("data_from")

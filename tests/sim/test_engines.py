@@ -11,8 +11,18 @@ from verify.sim.simulate import logging_steps, simulate
 
 
 def small(**changes):
-    return RunConfig.build(**{"d": 60, "n": 6, "T": 4, "mu_norm": 5.0, "test_size": 12,
-                              "alpha": 0.5, "steps": 200, **changes})
+    return RunConfig.build(
+        **{
+            "d": 60,
+            "n": 6,
+            "T": 4,
+            "mu_norm": 5.0,
+            "test_size": 12,
+            "alpha": 0.5,
+            "steps": 200,
+            **changes,
+        }
+    )
 
 
 def test_reduced_trajectory_equals_dense_to_rounding():
@@ -24,10 +34,12 @@ def test_reduced_trajectory_equals_dense_to_rounding():
         reduced.advance_to(step)
         scale = np.abs(dense.train_logits()).max()
         assert np.abs(dense.train_logits() - reduced.train_logits()).max() <= 1e-12 * scale
-        np.testing.assert_allclose(reduced.query(), dense.query(), rtol=0,
-                                   atol=1e-12 * np.abs(dense.query()).max())
-        np.testing.assert_allclose(reduced.test_logits(), dense.test_logits(), rtol=1e-10,
-                                   atol=1e-13)
+        np.testing.assert_allclose(
+            reduced.query(), dense.query(), rtol=0, atol=1e-12 * np.abs(dense.query()).max()
+        )
+        np.testing.assert_allclose(
+            reduced.test_logits(), dense.test_logits(), rtol=1e-10, atol=1e-13
+        )
     dense_norms, reduced_norms = dense.parameter_norms(), reduced.parameter_norms()
     for key in dense_norms:
         assert reduced_norms[key] == pytest.approx(dense_norms[key], rel=1e-9)
@@ -56,8 +68,9 @@ def test_mp_engine_agrees_with_float_engines():
     reduced.advance_to(30)
     mp_logits = mp.train_logits().astype(float)
     assert np.abs(mp_logits - reduced.train_logits()).max() <= 1e-12 * np.abs(mp_logits).max()
-    assert mp.parameter_norms()["p_norm"] == pytest.approx(reduced.parameter_norms()["p_norm"],
-                                                           rel=1e-12)
+    assert mp.parameter_norms()["p_norm"] == pytest.approx(
+        reduced.parameter_norms()["p_norm"], rel=1e-12
+    )
 
 
 def _max_gap_difference(config, data, coordinates, steps):
@@ -79,8 +92,11 @@ def test_flow_tracks_gd_with_error_linear_in_alpha():
     horizon = config.training.alpha * config.training.steps
     errors = []
     for alpha in (0.02, 0.01):
-        errors.append(_max_gap_difference(config.replace(alpha=alpha), data, coordinates,
-                                          round(horizon / alpha)))
+        errors.append(
+            _max_gap_difference(
+                config.replace(alpha=alpha), data, coordinates, round(horizon / alpha)
+            )
+        )
     assert errors[1] < errors[0]
     assert 1.6 < errors[0] / errors[1] < 2.5
 
@@ -96,8 +112,7 @@ def test_flow_reaches_1e12_steps_on_benign_preset():
     assert result.solver_steps < 2000
 
 
-@pytest.mark.parametrize("changes", [{"alpha": 1e90},
-                                     {"nu_scale": 1e99, "alpha": 1e10}])
+@pytest.mark.parametrize("changes", [{"alpha": 1e90}, {"nu_scale": 1e99, "alpha": 1e10}])
 def test_non_finite_values_stop_the_run_with_a_message(changes):
     config = small(steps=5, **changes)
     with np.errstate(all="ignore"):

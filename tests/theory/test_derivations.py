@@ -24,8 +24,11 @@ def test_registry_lists_titled_statements_with_a_status():
 
 def test_cheap_checks_pass():
     """The expensive T = 2..8 proofs run in the module tests; here the quick ones."""
-    quick = [item for item in dv.all_derivations() if item.check is not None
-             and "T = 2..8" not in item.title]
+    quick = [
+        item
+        for item in dv.all_derivations()
+        if item.check is not None and "T = 2..8" not in item.title
+    ]
     assert quick
     for item in quick:
         assert item.verified(), item.title

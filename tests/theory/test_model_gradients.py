@@ -229,7 +229,7 @@ def test_numpy_and_mpmath_kernels_agree(T, seed, logit_scale, label):
     scale = np.max(np.abs(exact))
     assert np.max(np.abs(numpy_values - exact)) <= 1e-13 * scale + 1e-300
     # The textbook form cancels in gamma_t - f: its error is about e^{spread} ulps of the
-    # scores (times the prefactor 1/n), not of h (spec 02).
+    # scores (times the prefactor 1/n), not of h.
     spread = float(logits.max() - logits.min())
     naive_floor = 1e-14 * np.exp(spread) * (scale + np.max(np.abs(scores)) / 3)
     assert np.max(np.abs(naive_values - exact)) <= naive_floor

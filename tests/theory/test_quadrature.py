@@ -200,13 +200,16 @@ def test_quadrature_gap_grows_like_log_tau():
 def test_quadrature_time_versions_agree():
     T, rate = 8, 0.7
     exact = q.quadrature_time(0.0, 30.0, rate, T)
-    assert math.isclose(float(q.quadrature_time_float(0.0, 30.0, rate, T)), float(exact),
-                        rel_tol=1e-13)
-    assert math.isclose(float(q.log_quadrature_time(0.0, 30.0, rate, T)),
-                        float(mpmath.log(exact)), rel_tol=1e-14)
+    assert math.isclose(
+        float(q.quadrature_time_float(0.0, 30.0, rate, T)), float(exact), rel_tol=1e-13
+    )
+    assert math.isclose(
+        float(q.log_quadrature_time(0.0, 30.0, rate, T)), float(mpmath.log(exact)), rel_tol=1e-14
+    )
     far = q.quadrature_time(0.0, 1e4, rate, T)
-    assert math.isclose(float(q.log_quadrature_time(0.0, 1e4, rate, T)),
-                        float(mpmath.log(far)), rel_tol=1e-15)
+    assert math.isclose(
+        float(q.log_quadrature_time(0.0, 1e4, rate, T)), float(mpmath.log(far)), rel_tol=1e-15
+    )
     assert np.isinf(q.quadrature_time_float(0.0, 1e4, rate, T))
     assert q.quadrature_time_float(0.0, -5.0, rate, T) < 0  # behind the flow: negative
     with pytest.raises(ValueError, match=r"x1=-5 is invalid: allowed a gap reachable from x0"):
@@ -214,15 +217,17 @@ def test_quadrature_time_versions_agree():
 
 
 @settings(max_examples=30, deadline=None)
-@given(x0=st.floats(-5.0, 5.0), gap=st.floats(40.0, 5e3), rate=st.floats(1e-3, 1e3),
-       T=st.integers(2, 1000))
+@given(
+    x0=st.floats(-5.0, 5.0),
+    gap=st.floats(40.0, 5e3),
+    rate=st.floats(1e-3, 1e3),
+    T=st.integers(2, 1000),
+)
 def test_time_to_reach_gap_is_e_to_the_x_over_cT(x0, gap, rate, T):
     log_time = float(q.log_quadrature_time(x0, gap, rate, T))
     log_scaling = float(q.log_time_to_reach_gap_scaling(gap, rate, T))
     # relative correction (2x - g(x0)) T e^{-x} - T^2 e^{-2x}, tiny for x >= 40
-    correction = (2 * gap + abs(float(q.g(x0, T)))) * T * math.exp(-gap) + T**2 * math.exp(
-        -2 * gap
-    )
+    correction = (2 * gap + abs(float(q.g(x0, T)))) * T * math.exp(-gap) + T**2 * math.exp(-2 * gap)
     assert abs(log_time - log_scaling) <= 2 * correction + 1e-12 * abs(log_scaling)
 
 

@@ -108,8 +108,7 @@ def test_float_log_domain_asymptotic_matches_inverse():
 
 def test_leading_order_is_log_Ty():
     assert qa.g_inverse_asymptotic(1e6, 8, order=0) == pytest.approx(math.log(8e6), rel=1e-15)
-    assert qa.g_inverse_asymptotic(-1e6, 8, order=0) == pytest.approx(-math.log(1e6 / 8),
-                                                                      rel=1e-15)
+    assert qa.g_inverse_asymptotic(-1e6, 8, order=0) == pytest.approx(-math.log(1e6 / 8), rel=1e-15)
 
 
 def test_bound_refuses_outside_its_domain():

@@ -21,7 +21,7 @@ REGIMES = ("harmful", "benign", "not-overfitting")
 
 @dataclass(frozen=True)
 class RegimeThresholds:
-    """``test_accuracy`` :math:`A^*` and ``noisy_fitted`` :math:`\\phi^*` of the rule above."""
+    r"""``test_accuracy`` :math:`A^*` and ``noisy_fitted`` :math:`\phi^*` of the rule above."""
 
     test_accuracy: float = 0.95
     noisy_fitted: float = 1.0
@@ -33,8 +33,9 @@ class RegimeThresholds:
                 raise ValueError(f"{name}={value!r} is invalid: allowed a number in [0, 1]")
 
 
-def classify_regime(noisy_fitted: float, test_accuracy: float,
-                    thresholds: RegimeThresholds | None = None) -> str:
+def classify_regime(
+    noisy_fitted: float, test_accuracy: float, thresholds: RegimeThresholds | None = None
+) -> str:
     """``harmful``, ``benign``, ``not-overfitting`` or ``unknown`` (a NaN input)."""
     thresholds = thresholds or RegimeThresholds()
     if math.isnan(noisy_fitted) or math.isnan(test_accuracy):

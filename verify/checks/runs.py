@@ -23,8 +23,9 @@ def initial_velocities(config: RunConfig, data: Dataset) -> np.ndarray:
     return engine.train_logits() / config.training.alpha
 
 
-def group_gap_velocities(velocities: np.ndarray, data: Dataset, leader: str,
-                         samples: np.ndarray) -> dict[str, np.ndarray]:
+def group_gap_velocities(
+    velocities: np.ndarray, data: Dataset, leader: str, samples: np.ndarray
+) -> dict[str, np.ndarray]:
     """Per sample, the leader group's mean velocity minus each other group's mean velocity."""
     code = {name: i for i, name in enumerate(GROUP_NAMES)}
     lead = velocities[samples][:, data.groups == code[leader]].mean(axis=1)
@@ -49,8 +50,9 @@ CHECK_THRESHOLDS = RegimeThresholds(test_accuracy=0.95, noisy_fitted=0.5)
 def measured_regime(result: RunResult, thresholds: RegimeThresholds = CHECK_THRESHOLDS) -> str:
     """The regime of a finished run by :func:`verify.checks.regimes.classify_regime`."""
     last = result.final
-    return classify_regime(last.get("noisy_fitted", math.nan),
-                           last.get("test_accuracy", math.nan), thresholds)
+    return classify_regime(
+        last.get("noisy_fitted", math.nan), last.get("test_accuracy", math.nan), thresholds
+    )
 
 
 @dataclass
@@ -85,8 +87,9 @@ class Evidence:
         key = ("flow", name, seed)
         if key not in self._cache:
             steps = int(self.flow_steps)
-            config = self.config(name, seed, engine="flow", steps=steps, log_every=steps,
-                                 log_geometric=49)
+            config = self.config(
+                name, seed, engine="flow", steps=steps, log_every=steps, log_geometric=49
+            )
             self._cache[key] = simulate(config, self.data(name, seed))
         return self._cache[key]
 

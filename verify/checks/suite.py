@@ -63,36 +63,49 @@ def _sem(values: np.ndarray) -> float:
 
 # -- per preset ----------------------------------------------------------------------
 
+
 def check_regime(ev: Evidence, name: str, p: Predictions) -> CheckResult:
     regimes = [measured_regime(ev.gd(name, s)) for s in ev.seeds]
     majority = max(set(regimes), key=regimes.count)
     fitted = np.mean([ev.gd(name, s).final["noisy_fitted"] for s in ev.seeds])
     return CheckResult(
-        f"regime [{name}]", "Theorem 4.1, Remark 4.2", p.regime,
+        f"regime [{name}]",
+        "Theorem 4.1, Remark 4.2",
+        p.regime,
         f"{majority} ({', '.join(regimes)}; noisy fitted {fitted:.2f})",
         "majority of seeds, 1000 steps; overfitting = at least half the noisy samples fitted",
         _verdict(majority == p.regime),
         f"n SNR^2 = {p.model.n * p.model.snr**2:.3g}, overfitting ratio "
-        f"{p.overfitting_ratio:.3g} (>1 overfits), test z = {p.test_z:.3g}; {RECONSTRUCTION}")
+        f"{p.overfitting_ratio:.3g} (>1 overfits), test z = {p.test_z:.3g}; {RECONSTRUCTION}",
+    )
 
 
 def check_train_accuracy(ev: Evidence, name: str, p: Predictions) -> CheckResult:
     mean, sd = _mean_sd(ev.gd(name, s).final["train_accuracy"] for s in ev.seeds)
     return CheckResult(
-        f"train accuracy [{name}]", "Theorem 4.1", f"{p.train_accuracy:.3f}",
-        f"{mean:.3f} +- {sd:.3f}", "|diff| <= 0.05", _verdict(abs(mean - p.train_accuracy) <= 0.05),
-        "1 - eta when the noisy samples are not fitted, 1 when they are; after 1000 steps")
+        f"train accuracy [{name}]",
+        "Theorem 4.1",
+        f"{p.train_accuracy:.3f}",
+        f"{mean:.3f} +- {sd:.3f}",
+        "|diff| <= 0.05",
+        _verdict(abs(mean - p.train_accuracy) <= 0.05),
+        "1 - eta when the noisy samples are not fitted, 1 when they are; after 1000 steps",
+    )
 
 
 def check_test_accuracy(ev: Evidence, name: str, p: Predictions) -> CheckResult:
     mean, sd = _mean_sd(ev.flow(name, s).final["test_accuracy"] for s in ev.seeds)
     at_1000, _ = _mean_sd(ev.gd(name, s).final["test_accuracy"] for s in ev.seeds)
     return CheckResult(
-        f"test accuracy [{name}]", "Theorem 4.1, Remark 4.2, Lemma 4.8",
-        f"{p.test_accuracy:.3f}", f"{mean:.3f} +- {sd:.3f}", "|diff| <= 0.05",
+        f"test accuracy [{name}]",
+        "Theorem 4.1, Remark 4.2, Lemma 4.8",
+        f"{p.test_accuracy:.3f}",
+        f"{mean:.3f} +- {sd:.3f}",
+        "|diff| <= 0.05",
         _verdict(abs(mean - p.test_accuracy) <= 0.05),
         f"argmax-limit prediction from the stage-1 test z = {p.test_z:.3g}, measured at "
-        f"{ev.flow_steps:.0e} steps (flow); at 1000 steps it is {at_1000:.3f}")
+        f"{ev.flow_steps:.0e} steps (flow); at 1000 steps it is {at_1000:.3f}",
+    )
 
 
 def _velocity_check(ev: Evidence, name: str, p: Predictions, noisy: bool) -> CheckResult:
@@ -111,15 +124,19 @@ def _velocity_check(ev: Evidence, name: str, p: Predictions, noisy: bool) -> Che
     return CheckResult(
         f"initial {'noisy' if noisy else 'clean'} gap velocity [{name}]",
         "Lemma 4.6 (stage 1)" if noisy else "Lemma 4.5 (stage 1)",
-        f"{predicted:.4g}", f"{mean:.4g} (sem {sem:.2g} over {values.size} seeds)",
-        f"3 sem = {tolerance:.3g}", _verdict(abs(mean - predicted) <= tolerance),
+        f"{predicted:.4g}",
+        f"{mean:.4g} (sem {sem:.2g} over {values.size} seeds)",
+        f"3 sem = {tolerance:.3g}",
+        _verdict(abs(mean - predicted) <= tolerance),
         f"{symbol} at tau = 0, sample mean per seed (each seed: new data and W0); signal "
         f"S = {p.signal_rate:.4g}, memorisation M = "
-        f"{p.memorisation_noisy if noisy else p.memorisation_clean:.4g}; {RECONSTRUCTION}")
+        f"{p.memorisation_noisy if noisy else p.memorisation_clean:.4g}; {RECONSTRUCTION}",
+    )
 
 
-def _selection_check(ev: Evidence, name: str, predicted: dict[str, float], split: str,
-                     reference: str) -> CheckResult:
+def _selection_check(
+    ev: Evidence, name: str, predicted: dict[str, float], split: str, reference: str
+) -> CheckResult:
     top = max(predicted, key=predicted.get)
     chosen = []
     for seed in ev.seeds:
@@ -136,11 +153,16 @@ def _selection_check(ev: Evidence, name: str, predicted: dict[str, float], split
     tolerance = 0.05 + 3 * spread
     counts = {g: int(np.sum(chosen == g)) for g in GROUP_NAMES if np.any(chosen == g)}
     return CheckResult(
-        f"{split} samples select {top} [{name}]", reference, f"{predicted[top]:.3f}",
-        f"{fraction:.3f} of {chosen.size} ({counts})", f"0.05 + 3 binomial sd = {tolerance:.3f}",
+        f"{split} samples select {top} [{name}]",
+        reference,
+        f"{predicted[top]:.3f}",
+        f"{fraction:.3f} of {chosen.size} ({counts})",
+        f"0.05 + 3 binomial sd = {tolerance:.3f}",
         _verdict(abs(fraction - predicted[top]) <= tolerance),
-        "predicted distribution " + ", ".join(f"{g} {v:.3f}" for g, v in predicted.items())
-        + (f"; argmax at {ev.flow_steps:.0e} steps" if split == "test" else "; after 1000 steps"))
+        "predicted distribution "
+        + ", ".join(f"{g} {v:.3f}" for g, v in predicted.items())
+        + (f"; argmax at {ev.flow_steps:.0e} steps" if split == "test" else "; after 1000 steps"),
+    )
 
 
 def check_conditional_test_accuracy(ev: Evidence, name: str, p: Predictions) -> CheckResult:
@@ -151,20 +173,24 @@ def check_conditional_test_accuracy(ev: Evidence, name: str, p: Predictions) -> 
         last = ev.flow(name, seed).final
         beta = 0.5 * (last["q_signal_plus"] + last["q_signal_minus"]) * p.model.mu_norm
         predicted.append(soft_test_accuracy(p.model, beta, last["q_norm"], seed=seed))
-        argmax.append(argmax_test_accuracy(p.model, beta / (p.model.sigma_eps
-                                                               * last["q_norm"])))
+        argmax.append(argmax_test_accuracy(p.model, beta / (p.model.sigma_eps * last["q_norm"])))
         measured.append(last["test_accuracy"])
     predicted_mean, measured_mean = float(np.mean(predicted)), float(np.mean(measured))
     return CheckResult(
-        f"test accuracy from learned q [{name}]", "Lemma 4.8 (conditional)",
-        f"{predicted_mean:.3f}", f"{measured_mean:.3f}", "|diff| <= 0.03",
+        f"test accuracy from learned q [{name}]",
+        "Lemma 4.8 (conditional)",
+        f"{predicted_mean:.3f}",
+        f"{measured_mean:.3f}",
+        "|diff| <= 0.03",
         _verdict(abs(predicted_mean - measured_mean) <= 0.03),
         f"signal logit beta and ||q|| measured at {ev.flow_steps:.0e} steps; softmax over "
         f"Gaussian test logits (argmax limit of the same z: {np.mean(argmax):.3f}); tests the "
-        "mechanism q -> test error given the learned signal/memorisation split")
+        "mechanism q -> test error given the learned signal/memorisation split",
+    )
 
 
 # -- benign-specific (the exponential-time regime) -----------------------------------
+
 
 def _flow_series(ev: Evidence, name: str, key: str) -> tuple[np.ndarray, np.ndarray]:
     steps = np.array(ev.flow(name, ev.seeds[0]).steps)
@@ -182,11 +208,15 @@ def check_stage1_end(ev: Evidence, name: str, p: Predictions) -> CheckResult:
     geometric = float(np.exp(np.mean(np.log(measured))))
     ok = math.isfinite(geometric) and 0.5 <= geometric / predicted <= 2.0
     return CheckResult(
-        f"stage-1 end: noisy samples fitted [{name}]", "Lemma 4.6", f"step {predicted:.3g}",
+        f"stage-1 end: noisy samples fitted [{name}]",
+        "Lemma 4.6",
+        f"step {predicted:.3g}",
         f"step {geometric:.3g} (seeds: {', '.join(f'{m:.3g}' for m in measured)})",
-        "factor 2", _verdict(ok),
+        "factor 2",
+        _verdict(ok),
         "first logged step (geometric grid) with every noisy sample fitted; prediction from "
-        f"stage-1 logits linear in time; {RECONSTRUCTION}")
+        f"stage-1 logits linear in time; {RECONSTRUCTION}",
+    )
 
 
 def _noisy_w_minus_gaps(ev: Evidence, name: str) -> tuple[np.ndarray, np.ndarray, float]:
@@ -232,9 +262,11 @@ def _bracket_check(ev: Evidence, name: str, p: Predictions, noisy: bool) -> Chec
         f"g^-1(g(0) + c {shift}), c = {law.rate:.3g}, bracket c/{law.factor:g}..{law.factor:g}c",
         f"{inside.mean():.0%} of {inside.size} points inside; largest gap-minus-centre "
         f"{gaps[keep][worst] - centre[worst]:+.2f} at step {steps[keep][worst]:.2g}",
-        "all points inside", _verdict(bool(inside.all())),
+        "all points inside",
+        _verdict(bool(inside.all())),
         f"mean gap of the {population}, seeds averaged, up to {ev.flow_steps:.0e} steps; "
-        "c = initial velocity x g'(0) with the preconditioner frozen at kappa_0")
+        "c = initial velocity x g'(0) with the preconditioner frozen at kappa_0",
+    )
 
 
 def check_log_growth(ev: Evidence, name: str) -> CheckResult:
@@ -242,10 +274,15 @@ def check_log_growth(ev: Evidence, name: str) -> CheckResult:
     keep = steps >= 1e6
     slope = float(np.polyfit(np.log10(steps[keep]), gaps[keep], 1)[0])
     return CheckResult(
-        f"gap growth per decade of time [{name}]", "Lemmas 4.5, 4.7 (g^-1 asymptotics)",
-        f"{LN10:.3f}", f"{slope:.3f}", "10%", _verdict(abs(slope / LN10 - 1) <= 0.10),
+        f"gap growth per decade of time [{name}]",
+        "Lemmas 4.5, 4.7 (g^-1 asymptotics)",
+        f"{LN10:.3f}",
+        f"{slope:.3f}",
+        "10%",
+        _verdict(abs(slope / LN10 - 1) <= 0.10),
         "g^-1(y) = log(T y) + o(1): a gap grows by ln 10 per decade of tau; fitted on the "
-        "mean clean gap for steps >= 1e6 (the preconditioner's slow growth adds to it)")
+        "mean clean gap for steps >= 1e6 (the preconditioner's slow growth adds to it)",
+    )
 
 
 def check_delayed_generalisation(ev: Evidence, name: str) -> CheckResult:
@@ -253,17 +290,23 @@ def check_delayed_generalisation(ev: Evidence, name: str) -> CheckResult:
     for seed in ev.seeds:
         history = ev.flow(name, seed).history
         final_loss = history[-1]["test_loss"]
-        fit_step = next((r["step"] for r in history
-                         if r["train_accuracy"] >= history[-1]["train_accuracy"]), math.inf)
+        fit_step = next(
+            (r["step"] for r in history if r["train_accuracy"] >= history[-1]["train_accuracy"]),
+            math.inf,
+        )
         generalised = next(r["step"] for r in history if r["test_loss"] - final_loss <= 1e-3)
         ratios.append(generalised / fit_step)
     geometric = float(np.exp(np.mean(np.log(ratios))))
     return CheckResult(
-        f"generalisation delayed after fitting [{name}]", "Remark 4.3",
-        "test loss settles >= 100x later than the fit", f"{geometric:.3g}x later",
-        "ratio >= 100", _verdict(geometric >= 100),
+        f"generalisation delayed after fitting [{name}]",
+        "Remark 4.3",
+        "test loss settles >= 100x later than the fit",
+        f"{geometric:.3g}x later",
+        "ratio >= 100",
+        _verdict(geometric >= 100),
         "fit: first step with the final train accuracy; settled: test loss within 1e-3 of "
-        f"its value at {ev.flow_steps:.0e} steps; the test gap grows only logarithmically")
+        f"its value at {ev.flow_steps:.0e} steps; the test gap grows only logarithmically",
+    )
 
 
 def check_overfitting_boundary(ev: Evidence) -> CheckResult:
@@ -282,48 +325,63 @@ def check_overfitting_boundary(ev: Evidence) -> CheckResult:
             values.append(gaps["R"])
         return float(np.mean(np.concatenate(values)))
 
-    mu_cross = math.exp(optimize.brentq(mean_velocity, math.log(5.0), math.log(200.0),
-                                        xtol=1e-3))
+    mu_cross = math.exp(optimize.brentq(mean_velocity, math.log(5.0), math.log(200.0), xtol=1e-3))
     model = base.model
     measured = model.n * (mu_cross / (model.sigma_eps * math.sqrt(model.d))) ** 2
     return CheckResult(
-        "overfitting boundary n SNR^2", "Theorem 4.1 (benign vs not overfitting)",
-        f"{predicted:.3g}", f"{measured:.3g} (||mu|| = {mu_cross:.3g} at d = {base.d})",
-        "15%", _verdict(abs(measured / predicted - 1) <= 0.15),
+        "overfitting boundary n SNR^2",
+        "Theorem 4.1 (benign vs not overfitting)",
+        f"{predicted:.3g}",
+        f"{measured:.3g} (||mu|| = {mu_cross:.3g} at d = {base.d})",
+        "15%",
+        _verdict(abs(measured / predicted - 1) <= 0.15),
         "where the noisy gap Gamma_{W-,R} stops growing at tau = 0; n = 20, eta = 0.2; "
-        f"{RECONSTRUCTION}")
+        f"{RECONSTRUCTION}",
+    )
 
 
 # -- the suite ---------------------------------------------------------------------
 
-def planned_checks(quick: bool, seeds: tuple[int, ...]
-                   ) -> tuple[Evidence, list[tuple[Callable[..., CheckResult], tuple]]]:
+
+def planned_checks(
+    quick: bool, seeds: tuple[int, ...]
+) -> tuple[Evidence, list[tuple[Callable[..., CheckResult], tuple]]]:
     """The evidence cache and every check to run with its arguments, in report order."""
     ev = Evidence(seeds=seeds, velocity_seeds=tuple(range(4 if quick else 8)))
     plan: list[tuple[Callable[..., CheckResult], tuple]] = []
-    for name in (["benign"] if quick else list(PRESETS)):
+    for name in ["benign"] if quick else list(PRESETS):
         config = ev.config(name, seeds[0])
         p = predict(config.model, config.training)
-        plan += [(check, (ev, name, p)) for check in
-                 (check_regime, check_train_accuracy, check_test_accuracy)]
-        plan += [(_velocity_check, (ev, name, p, False)), (_velocity_check, (ev, name, p, True)),
-                 (_selection_check, (ev, name, p.clean_selection, "clean", "Theorem 4.1")),
-                 (_selection_check, (ev, name, p.noisy_selection, "noisy",
-                                     "Theorem 4.1, Lemma 4.6")),
-                 (_selection_check, (ev, name, p.test_selection, "test", "Lemma 4.8")),
-                 (check_conditional_test_accuracy, (ev, name, p))]
+        plan += [
+            (check, (ev, name, p))
+            for check in (check_regime, check_train_accuracy, check_test_accuracy)
+        ]
+        plan += [
+            (_velocity_check, (ev, name, p, False)),
+            (_velocity_check, (ev, name, p, True)),
+            (_selection_check, (ev, name, p.clean_selection, "clean", "Theorem 4.1")),
+            (_selection_check, (ev, name, p.noisy_selection, "noisy", "Theorem 4.1, Lemma 4.6")),
+            (_selection_check, (ev, name, p.test_selection, "test", "Lemma 4.8")),
+            (check_conditional_test_accuracy, (ev, name, p)),
+        ]
         if name == "benign":
-            plan += [(check_stage1_end, (ev, name, p)), (_bracket_check, (ev, name, p, False)),
-                     (_bracket_check, (ev, name, p, True)), (check_log_growth, (ev, name)),
-                     (check_delayed_generalisation, (ev, name))]
+            plan += [
+                (check_stage1_end, (ev, name, p)),
+                (_bracket_check, (ev, name, p, False)),
+                (_bracket_check, (ev, name, p, True)),
+                (check_log_growth, (ev, name)),
+                (check_delayed_generalisation, (ev, name)),
+            ]
     if not quick:
         plan.append((check_overfitting_boundary, (ev,)))
     return ev, plan
 
 
-def run_checks(quick: bool = False, seeds: tuple[int, ...] | None = None,
-               progress: Callable[[int, int, CheckResult], None] | None = None
-               ) -> list[CheckResult]:
+def run_checks(
+    quick: bool = False,
+    seeds: tuple[int, ...] | None = None,
+    progress: Callable[[int, int, CheckResult], None] | None = None,
+) -> list[CheckResult]:
     """The full set (three presets, three seeds) or, with ``quick``, the benign preset on
     one seed. ``progress(done, total, result)`` is called after each check."""
     seeds = seeds or ((0,) if quick else (0, 1, 2))

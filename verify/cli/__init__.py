@@ -14,17 +14,19 @@ from collections.abc import Sequence
 from verify.cli import check, experiments, realworld, run
 from verify.cli.common import HelpFormatter, Parser, run_command
 
-DESCRIPTION = ("Verification of 'Benign Overfitting in Token Selection of Attention "
-               "Mechanism' (Sakamoto & Sato, ICML 2025): simulate the one-layer attention "
-               "model, check the theory's predictions, reproduce the paper's experiments.")
+DESCRIPTION = (
+    "Verification of 'Benign Overfitting in Token Selection of Attention "
+    "Mechanism' (Sakamoto & Sato, ICML 2025): simulate the one-layer attention "
+    "model, check the theory's predictions, reproduce the paper's experiments."
+)
 
 
 def build_parser(argv: Sequence[str] = ()) -> Parser:
     """The parser (``argv`` only decides the defaults ``run --preset X --help`` shows)."""
-    parser = Parser(prog="python -m verify", description=DESCRIPTION,
-                    formatter_class=HelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                     parser_class=Parser)
+    parser = Parser(prog="python -m verify", description=DESCRIPTION, formatter_class=HelpFormatter)
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=Parser
+    )
     run.register(commands, argv)
     check.register(commands)
     experiments.register(commands)

@@ -47,8 +47,7 @@ def command_check(args: argparse.Namespace) -> int:
             bar.close()
     wall = time.perf_counter() - started
     print(console_table(results))
-    meta = {"mode": "quick" if args.quick else "full", "seeds": list(seeds),
-            "wall_seconds": wall}
+    meta = {"mode": "quick" if args.quick else "full", "seeds": list(seeds), "wall_seconds": wall}
     write_report(results, args.out, meta)
     print(f"report written to {args.out}/report.md and report.json ({wall:.1f} s)")
     return 0 if all(r.verdict == "pass" for r in results) else 1
@@ -56,14 +55,16 @@ def command_check(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     check = commands.add_parser(
-        "check", help="every prediction against its simulation; writes report.md/json",
+        "check",
+        help="every prediction against its simulation; writes report.md/json",
         formatter_class=HelpFormatter,
         description="Run every prediction-vs-simulation check, print the table and write "
-                    "report.md and report.json.")
-    check.add_argument("--quick", action="store_true",
-                       help="the benign preset on one seed (under a minute)")
-    add_parameter(check, "seeds", SEEDS, "seeds of the simulations (0..K-1); default 3, "
-                  "--quick: 1")
+        "report.md and report.json.",
+    )
+    check.add_argument(
+        "--quick", action="store_true", help="the benign preset on one seed (under a minute)"
+    )
+    add_parameter(check, "seeds", SEEDS, "seeds of the simulations (0..K-1); default 3, --quick: 1")
     add_output_flags(check, required=False, default="verification", what="report")
     add_progress_flag(check)
     check.set_defaults(handler=command_check)

@@ -89,13 +89,19 @@ class ParameterAction(argparse.Action):
     """Stores a flag's value converted by its constraint; an invalid value raises
     :class:`InvalidParameter` at once (before any work)."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, constraint: Constraint,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, constraint: Constraint, **kwargs: Any
+    ) -> None:
         self.constraint = constraint
         super().__init__(option_strings, dest, **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         setattr(namespace, self.dest, parse_text(self.dest, values, self.constraint))
 
 
@@ -124,35 +130,57 @@ def metavar(constraint: Constraint) -> str:
     return "TEXT"
 
 
-def add_parameter(group: Any, name: str, constraint: Constraint, help_text: str,
-                  default: Any = None, flag: str | None = None) -> None:
+def add_parameter(
+    group: Any,
+    name: str,
+    constraint: Constraint,
+    help_text: str,
+    default: Any = None,
+    flag: str | None = None,
+) -> None:
     """One flag for a validated parameter (``--name-with-dashes``); the parsed value is
     ``None`` unless given, so that defaults stay with the settings object."""
     option = flag or "--" + name.replace("_", "-")
     if isinstance(constraint, Boolean):
-        group.add_argument(option, dest=name, action="store_true", default=None,
-                           help=flag_help(help_text, constraint, default))
+        group.add_argument(
+            option,
+            dest=name,
+            action="store_true",
+            default=None,
+            help=flag_help(help_text, constraint, default),
+        )
         return
-    group.add_argument(option, dest=name, action=ParameterAction, constraint=constraint,
-                       default=None, metavar=metavar(constraint),
-                       help=flag_help(help_text, constraint, default))
+    group.add_argument(
+        option,
+        dest=name,
+        action=ParameterAction,
+        constraint=constraint,
+        default=None,
+        metavar=metavar(constraint),
+        help=flag_help(help_text, constraint, default),
+    )
 
 
-def add_settings_flags(parser: argparse.ArgumentParser, defaults: Any, title: str,
-                       skip: Sequence[str] = ()) -> None:
+def add_settings_flags(
+    parser: argparse.ArgumentParser, defaults: Any, title: str, skip: Sequence[str] = ()
+) -> None:
     """A flag per :func:`~theory.validation.parameter` field of the settings object
     ``defaults`` (its values are the defaults shown)."""
     group = parser.add_argument_group(title)
     for spec in parameter_fields(defaults):
         if spec.name not in skip:
-            add_parameter(group, spec.name, spec.metadata["constraint"], spec.metadata["help"],
-                          getattr(defaults, spec.name))
+            add_parameter(
+                group,
+                spec.name,
+                spec.metadata["constraint"],
+                spec.metadata["help"],
+                getattr(defaults, spec.name),
+            )
 
 
 def given(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]:
     """The flags among ``names`` that were given on the command line."""
-    return {name: getattr(args, name) for name in names
-            if getattr(args, name, None) is not None}
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
 def settings_from_args(args: argparse.Namespace, base: Any) -> Any:
@@ -161,16 +189,18 @@ def settings_from_args(args: argparse.Namespace, base: Any) -> Any:
     return dataclasses.replace(base, **given(args, names))
 
 
-def reject_together(args: argparse.Namespace, flag: str, others: Sequence[str],
-                    reason: str) -> None:
+def reject_together(
+    args: argparse.Namespace, flag: str, others: Sequence[str], reason: str
+) -> None:
     """:class:`InvalidParameter` if ``flag`` was given together with any of ``others``."""
     if not getattr(args, flag, None):
         return
     for name in others:
         value = getattr(args, name, None)
         if value not in (None, False):
-            raise InvalidParameter(name, value, f"no value together with "
-                                   f"--{flag.replace('_', '-')} ({reason})")
+            raise InvalidParameter(
+                name, value, f"no value together with --{flag.replace('_', '-')} ({reason})"
+            )
 
 
 # -- shared flags ------------------------------------------------------------------------
@@ -179,15 +209,26 @@ SEEDS = Integer(1, 100_000)
 WORKERS = Integer(0, 256)
 
 
-def add_output_flags(parser: argparse.ArgumentParser, required: bool = True,
-                     default: str | None = None, what: str = "results",
-                     overwrite: bool = True) -> None:
-    parser.add_argument("--out", required=required, default=default, metavar="DIR",
-                        help=f"directory for the {what}"
-                        + (f"; default: {default}" if default else ""))
+def add_output_flags(
+    parser: argparse.ArgumentParser,
+    required: bool = True,
+    default: str | None = None,
+    what: str = "results",
+    overwrite: bool = True,
+) -> None:
+    parser.add_argument(
+        "--out",
+        required=required,
+        default=default,
+        metavar="DIR",
+        help=f"directory for the {what}" + (f"; default: {default}" if default else ""),
+    )
     if overwrite:
-        parser.add_argument("--overwrite", action="store_true",
-                            help="replace an earlier result in --out (otherwise refused)")
+        parser.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="replace an earlier result in --out (otherwise refused)",
+        )
 
 
 def add_progress_flag(parser: argparse.ArgumentParser) -> None:
@@ -196,13 +237,18 @@ def add_progress_flag(parser: argparse.ArgumentParser) -> None:
 
 def add_executor_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("execution")
-    add_parameter(group, "workers", WORKERS,
-                  "worker processes (0 runs in this process)", 2)
+    add_parameter(group, "workers", WORKERS, "worker processes (0 runs in this process)", 2)
     where = group.add_mutually_exclusive_group()
-    where.add_argument("--scheduler", metavar="ADDRESS",
-                       help="a Dask scheduler address tcp://HOST:PORT (needs the dask extra)")
-    where.add_argument("--dask-local", action="store_true",
-                       help="start a Dask LocalCluster on loopback with --workers processes")
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a Dask scheduler address tcp://HOST:PORT (needs the dask extra)",
+    )
+    where.add_argument(
+        "--dask-local",
+        action="store_true",
+        help="start a Dask LocalCluster on loopback with --workers processes",
+    )
     add_progress_flag(parser)
 
 
@@ -216,7 +262,21 @@ def run_command(handler: Callable[[Any], Any], args: Any) -> Any:
         return EXIT_INPUT_ERROR
 
 
-__all__ = ["Parser", "HelpFormatter", "parse_text", "ParameterAction", "add_parameter",
-           "add_settings_flags", "settings_from_args", "given", "reject_together",
-           "add_output_flags", "add_progress_flag", "add_executor_flags", "run_command",
-           "EXIT_INPUT_ERROR", "SEEDS", "WORKERS"]
+__all__ = [
+    "Parser",
+    "HelpFormatter",
+    "parse_text",
+    "ParameterAction",
+    "add_parameter",
+    "add_settings_flags",
+    "settings_from_args",
+    "given",
+    "reject_together",
+    "add_output_flags",
+    "add_progress_flag",
+    "add_executor_flags",
+    "run_command",
+    "EXIT_INPUT_ERROR",
+    "SEEDS",
+    "WORKERS",
+]

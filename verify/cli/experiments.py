@@ -26,8 +26,11 @@ from verify.cli.common import (
 def executor_settings(args: argparse.Namespace) -> Any:
     from verify.experiments.settings import ExecutorSettings
 
-    return ExecutorSettings(workers=2 if args.workers is None else args.workers,
-                            scheduler=args.scheduler, dask_local=args.dask_local)
+    return ExecutorSettings(
+        workers=2 if args.workers is None else args.workers,
+        scheduler=args.scheduler,
+        dask_local=args.dask_local,
+    )
 
 
 def run_experiment_command(args: argparse.Namespace, experiment: Any) -> int:
@@ -43,15 +46,20 @@ def run_experiment_command(args: argparse.Namespace, experiment: Any) -> int:
     runs = Path(args.out) / "runs"
     try:
         with sigterm_as_interrupt():
-            record = run_experiment(experiment, args.out, executor,
-                                    progress=not args.no_progress)
+            record = run_experiment(experiment, args.out, executor, progress=not args.no_progress)
     except KeyboardInterrupt as interrupt:
-        print(f"\ninterrupted ({reason(interrupt)}): finished runs are saved in {runs}; "
-              "rerun the same command to resume", file=sys.stderr)
+        print(
+            f"\ninterrupted ({reason(interrupt)}): finished runs are saved in {runs}; "
+            "rerun the same command to resume",
+            file=sys.stderr,
+        )
         return exit_status(interrupt)
     except BrokenProcessPool:
-        print(f"\nerror: a worker process died (out of memory?); finished runs are saved in "
-              f"{runs}; rerun (perhaps with fewer --workers) to resume", file=sys.stderr)
+        print(
+            f"\nerror: a worker process died (out of memory?); finished runs are saved in "
+            f"{runs}; rerun (perhaps with fewer --workers) to resume",
+            file=sys.stderr,
+        )
         return 1
     except SweepError as error:
         print(f"\nerror: {error}", file=sys.stderr)
@@ -85,10 +93,18 @@ def redraw_reproduce(args: argparse.Namespace) -> int:
     names = [spec.name for spec in parameter_fields(ReproduceSettings)]
     reject_together(args, "figures_only", ["quick", *names], "it only redraws figures")
     tables = Path(args.out) / "tables"
-    missing = [name for name in ("preset_accuracy.csv", "phase_diagram.csv")
-               if not (tables / name).is_file()]
-    require(not missing, "out", args.out, f"a directory holding the tables of an earlier "
-            f"reproduce run (tables/{', '.join(missing)} missing)")
+    missing = [
+        name
+        for name in ("preset_accuracy.csv", "phase_diagram.csv")
+        if not (tables / name).is_file()
+    ]
+    require(
+        not missing,
+        "out",
+        args.out,
+        f"a directory holding the tables of an earlier "
+        f"reproduce run (tables/{', '.join(missing)} missing)",
+    )
     for path in draw_reproduce_figures(tables, Path(args.out) / "figures"):
         print(path)
     return 0
@@ -122,13 +138,19 @@ def command_precision(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_experiment(commands: Any, name: str, handler: Callable[[argparse.Namespace], int],
-                    defaults: Any, help_text: str, description: str,
-                    quick_help: str) -> argparse.ArgumentParser:
-    parser = commands.add_parser(name, help=help_text, description=description,
-                                 formatter_class=HelpFormatter)
-    add_output_flags(parser, what="tables, figures and runs/ (reused to resume)",
-                     overwrite=False)
+def _add_experiment(
+    commands: Any,
+    name: str,
+    handler: Callable[[argparse.Namespace], int],
+    defaults: Any,
+    help_text: str,
+    description: str,
+    quick_help: str,
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        name, help=help_text, description=description, formatter_class=HelpFormatter
+    )
+    add_output_flags(parser, what="tables, figures and runs/ (reused to resume)", overwrite=False)
     parser.add_argument("--quick", action="store_true", help=quick_help)
     add_settings_flags(parser, defaults, "settings (each overrides the default or --quick)")
     add_executor_flags(parser)
@@ -145,34 +167,49 @@ def register(commands: Any) -> None:
     )
 
     reproduce = _add_experiment(
-        commands, "reproduce", command_reproduce, ReproduceSettings(),
+        commands,
+        "reproduce",
+        command_reproduce,
+        ReproduceSettings(),
         "the paper's Figures 1-5, phase diagram and accuracy table",
         "Run the presets over several seeds and the 39 x 39 phase diagram, write tables "
         "(CSV/Parquet + JSON provenance), then draw the figures from the tables.",
-        "low resolution: small d, 300 steps, a 5 x 5 grid, 2 seeds")
-    reproduce.add_argument("--figures-only", action="store_true",
-                           help="redraw the figures from OUT/tables and stop")
+        "low resolution: small d, 300 steps, a 5 x 5 grid, 2 seeds",
+    )
+    reproduce.add_argument(
+        "--figures-only", action="store_true", help="redraw the figures from OUT/tables and stop"
+    )
 
     _add_experiment(
-        commands, "sweep-boundaries", command_boundaries, BoundarySettings(),
+        commands,
+        "sweep-boundaries",
+        command_boundaries,
+        BoundarySettings(),
         "locate the regime boundaries and fit their exponents",
         "Bisection in log ||mu|| per (d, n, seed) for the harmful|benign and "
         "benign|not-overfitting boundaries; exponents with 95% intervals.",
-        "a tiny problem, for tests")
+        "a tiny problem, for tests",
+    )
 
     _add_experiment(
-        commands, "longtime", command_longtime, LongtimeSettings(),
+        commands,
+        "longtime",
+        command_longtime,
+        LongtimeSettings(),
         "follow gradient flow to 1e13 steps: gaps, fitting, delays",
         "Gradient-flow runs of the benign preset and nearby configurations on log-spaced "
         "steps: gap slopes, fitting and settling times, and a GD-vs-flow check.",
-        "a tiny problem, for tests")
+        "a tiny problem, for tests",
+    )
 
     precision = commands.add_parser(
-        "precision", help="naive vs stable vs mpmath update at large attention gaps",
+        "precision",
+        help="naive vs stable vs mpmath update at large attention gaps",
         formatter_class=HelpFormatter,
         description="Relative error of the leader's update (naive and cancellation-free "
-                    "forms in float32, float64 and mpmath) against a high-precision mpmath "
-                    "reference, as the attention gap grows.")
+        "forms in float32, float64 and mpmath) against a high-precision mpmath "
+        "reference, as the attention gap grows.",
+    )
     add_settings_flags(precision, PrecisionSettings(), "settings")
     add_output_flags(precision, required=False, what="precision.csv")
     precision.set_defaults(handler=command_precision)

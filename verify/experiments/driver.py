@@ -1,5 +1,7 @@
-"""One driver for every experiment: it owns the executor, runs the experiment's sweeps,
-writes its tables, its record (settings, provenance, timings) and its figures.
+"""One driver for every experiment: executor, sweeps, tables, record and figures.
+
+The driver owns the executor, runs the experiment's sweeps, and writes its tables, its
+record (settings, provenance, timings) and its figures.
 
 An :class:`Experiment` says what to compute (``compute(store, executor, progress)``, which
 returns an :class:`ExperimentOutput`: tables as rows, Markdown summaries, extra record
@@ -58,8 +60,11 @@ def check_records(runs: Path) -> None:
         try:
             json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
-            raise InvalidParameter("record", str(path), f"a sweep record that reads as JSON "
-                                   f"({error}); delete it to recompute that run") from None
+            raise InvalidParameter(
+                "record",
+                str(path),
+                f"a sweep record that reads as JSON ({error}); delete it to recompute that run",
+            ) from None
 
 
 def check_before_work(experiment: Experiment, out: Path, executor: Any) -> None:
@@ -84,9 +89,13 @@ def write_tables(out: Path, output: ExperimentOutput) -> list[Path]:
     return written
 
 
-def run_experiment(experiment: Experiment, out: str | Path,
-                   executor: ExecutorSettings | Executor | None = None, progress: bool = True,
-                   figures: bool = True) -> dict[str, Any]:
+def run_experiment(
+    experiment: Experiment,
+    out: str | Path,
+    executor: ExecutorSettings | Executor | None = None,
+    progress: bool = True,
+    figures: bool = True,
+) -> dict[str, Any]:
     """Run (or resume) ``experiment`` into ``out``; returns the record written to
     ``out/<name>.json``. Ctrl-C or SIGTERM propagates after the finished runs are saved."""
     out = prepare_output_dir(out)
@@ -101,12 +110,15 @@ def run_experiment(experiment: Experiment, out: str | Path,
         if owned:
             active.close()
     written = write_tables(out, output)
-    record: dict[str, Any] = {"experiment": experiment.name,
-                              "settings": experiment.settings.to_dict(),
-                              "executor": getattr(active, "name", type(active).__name__),
-                              "wall_seconds": time.perf_counter() - started,
-                              **output.record, "provenance": provenance(),
-                              "tables": [str(p.relative_to(out)) for p in written]}
+    record: dict[str, Any] = {
+        "experiment": experiment.name,
+        "settings": experiment.settings.to_dict(),
+        "executor": getattr(active, "name", type(active).__name__),
+        "wall_seconds": time.perf_counter() - started,
+        **output.record,
+        "provenance": provenance(),
+        "tables": [str(p.relative_to(out)) for p in written],
+    }
     if figures and experiment.draw is not None:
         drawn = experiment.draw(out / "tables", out / "figures")
         record["figures"] = [str(p.relative_to(out)) for p in drawn]
@@ -114,5 +126,4 @@ def run_experiment(experiment: Experiment, out: str | Path,
     return record
 
 
-__all__ = ["ExecutorSettings", "Experiment", "ExperimentOutput", "run_experiment",
-           "write_tables"]
+__all__ = ["ExecutorSettings", "Experiment", "ExperimentOutput", "run_experiment", "write_tables"]

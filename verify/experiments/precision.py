@@ -52,13 +52,15 @@ def _naive_mp(logits, scores, labels, dps):
 def _stable_mp(logits, scores, labels, dps):
     with mpmath.workdps(dps):
         g = MPMATH.asarray(scores)
-        out = logit_gradient(MPMATH.asarray(logits), g, score_differences(g),
-                             MPMATH.asarray(labels), MPMATH)
+        out = logit_gradient(
+            MPMATH.asarray(logits), g, score_differences(g), MPMATH.asarray(labels), MPMATH
+        )
         return out.logit_gradient
 
 
-def leader_update(gap: float, method: str, T: int = 8, scores=DEFAULT_SCORES,
-                  label: int = 1) -> mpmath.mpf | float:
+def leader_update(
+    gap: float, method: str, T: int = 8, scores=DEFAULT_SCORES, label: int = 1
+) -> mpmath.mpf | float:
     """The leader's update ``h[0, 0]`` computed by ``method`` (see module docstring)."""
     logits = saturated_logits(gap, T)
     score_row = np.asarray(scores[:T], dtype=np.float64)[None, :]
@@ -72,9 +74,11 @@ def leader_update(gap: float, method: str, T: int = 8, scores=DEFAULT_SCORES,
         return float(out.logit_gradient[0, 0])
     for prefix, function in (("naive_mp", _naive_mp), ("stable_mp", _stable_mp)):
         if method.startswith(prefix):
-            return function(logits, score_row, labels, int(method[len(prefix):]))[0, 0]
-    raise ValueError(f"method={method!r} is invalid: allowed naive_float32, naive_float64, "
-                     "stable_float64, naive_mp<digits>, stable_mp<digits>")
+            return function(logits, score_row, labels, int(method[len(prefix) :]))[0, 0]
+    raise ValueError(
+        f"method={method!r} is invalid: allowed naive_float32, naive_float64, "
+        "stable_float64, naive_mp<digits>, stable_mp<digits>"
+    )
 
 
 @dataclass(frozen=True)
@@ -95,13 +99,15 @@ def precision_table(gaps, methods, T: int = 8, reference_dps: int = 60) -> list[
             value = leader_update(gap, method, T)
             with mpmath.workdps(reference_dps):
                 error = abs(mpmath.mpf(value) - reference) / abs(reference)
-            rows.append(PrecisionRow(float(gap), method, float(value), float(reference),
-                                     float(error)))
+            rows.append(
+                PrecisionRow(float(gap), method, float(value), float(reference), float(error))
+            )
     return rows
 
 
-def breakdown_gap(method: str, threshold: float = 1e-2, T: int = 8, gaps=None,
-                  reference_dps: int = 60) -> float:
+def breakdown_gap(
+    method: str, threshold: float = 1e-2, T: int = 8, gaps=None, reference_dps: int = 60
+) -> float:
     """Smallest gap (of ``gaps``, default 1, 2, ..., 800) at which ``method``'s relative
     error exceeds ``threshold`` (inf if none)."""
     gaps = np.arange(1.0, 801.0) if gaps is None else gaps
@@ -111,13 +117,16 @@ def breakdown_gap(method: str, threshold: float = 1e-2, T: int = 8, gaps=None,
     return float("inf")
 
 
-def precision_report(settings: PrecisionSettings, methods: tuple[str, ...] = METHODS,
-                     out: Path | None = None) -> str:
+def precision_report(
+    settings: PrecisionSettings, methods: tuple[str, ...] = METHODS, out: Path | None = None
+) -> str:
     """The relative error of every method at every gap, and where each float form first
     exceeds 1e-2, as text; with ``out``, also ``out/precision.csv`` (atomically)."""
     rows = precision_table(settings.gaps, methods, reference_dps=settings.reference_dps)
-    lines = [f"relative error of the leader's update vs {settings.reference_dps}-digit mpmath",
-             "gap     " + "".join(f"{m:>16}" for m in methods)]
+    lines = [
+        f"relative error of the leader's update vs {settings.reference_dps}-digit mpmath",
+        "gap     " + "".join(f"{m:>16}" for m in methods),
+    ]
     for gap in settings.gaps:
         errors = {r.method: r.relative_error for r in rows if r.gap == gap}
         lines.append(f"{gap:<8g}" + "".join(f"{errors[m]:>16.2e}" for m in methods))
@@ -125,8 +134,9 @@ def precision_report(settings: PrecisionSettings, methods: tuple[str, ...] = MET
         gap = breakdown_gap(method, 1e-2, reference_dps=settings.reference_dps)
         lines.append(f"{method}: relative error first exceeds 1e-2 at gap {gap:g}")
     if out is not None:
-        atomic_write_csv(out / "precision.csv",
-                         ["gap", "method", "value", "reference", "relative_error"],
-                         ([r.gap, r.method, r.value, r.reference, r.relative_error]
-                          for r in rows))
+        atomic_write_csv(
+            out / "precision.csv",
+            ["gap", "method", "value", "reference", "relative_error"],
+            ([r.gap, r.method, r.value, r.reference, r.relative_error] for r in rows),
+        )
     return "\n".join(lines)

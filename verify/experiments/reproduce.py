@@ -1,11 +1,11 @@
-"""Reproduce the paper's synthetic experiments (Figures 1-5 and the phase diagram).
+r"""Reproduce the paper's synthetic experiments (Figures 1-5 and the phase diagram).
 
 Pipeline (each stage reads only what the previous one wrote):
 
 1. sweeps (:mod:`verify.experiments.sweep`): the three presets x ``seeds`` with full trajectories
    (worker :func:`verify.experiments.workers.trajectory`), and the phase-diagram grid
-   :math:`d \\in \\mathrm{linspace}(250, 5000, 39)` x
-   :math:`\\|\\mu\\| \\in \\mathrm{linspace}(5, 100, 39)` with final states only
+   :math:`d \in \mathrm{linspace}(250, 5000, 39)` x
+   :math:`\|\mu\| \in \mathrm{linspace}(5, 100, 39)` with final states only
    (worker :func:`verify.experiments.workers.final_state`); one JSON record per run in ``runs/``;
 2. tables (CSV, and Parquet when available) in ``tables/``, plus the accuracy table
    next to the paper's numbers as Markdown, and ``reproduce.json`` (settings, versions,
@@ -31,25 +31,42 @@ from verify.output.tables import markdown_table, number
 from verify.sim.config import PAPER_ACCURACY, RunConfig
 
 #: Quantities of the preset table, and the paper's value where it reports one.
-PRESET_QUANTITIES = ("train_accuracy", "test_accuracy", "train_loss", "test_loss",
-                     "noisy_fitted", "clean_fitted")
+PRESET_QUANTITIES = (
+    "train_accuracy",
+    "test_accuracy",
+    "train_loss",
+    "test_loss",
+    "noisy_fitted",
+    "clean_fitted",
+)
 
 # -- sweeps -> tables ----------------------------------------------------------------
 
+
 def preset_points(settings: ReproduceSettings) -> list[dict[str, Any]]:
-    return [{"regime": name, "config": settings.preset_config(name, d, mu, seed).to_dict()}
-            for name, d, mu in settings.presets for seed in range(settings.seeds)]
+    return [
+        {"regime": name, "config": settings.preset_config(name, d, mu, seed).to_dict()}
+        for name, d, mu in settings.presets
+        for seed in range(settings.seeds)
+    ]
 
 
 def phase_points(settings: ReproduceSettings) -> list[dict[str, Any]]:
-    return [{"config": settings.phase_config(d, mu, seed).to_dict()}
-            for d in settings.phase_d for mu in settings.phase_mu
-            for seed in range(settings.phase_seeds)]
+    return [
+        {"config": settings.phase_config(d, mu, seed).to_dict()}
+        for d in settings.phase_d
+        for mu in settings.phase_mu
+        for seed in range(settings.phase_seeds)
+    ]
 
 
 def _preset_rows(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    tables: dict[str, list[dict[str, Any]]] = {"history": [], "attention": [], "saturation": [],
-                                               "selection": []}
+    tables: dict[str, list[dict[str, Any]]] = {
+        "history": [],
+        "attention": [],
+        "saturation": [],
+        "selection": [],
+    }
     for record in records:
         regime, seed, result = record["point"]["regime"], record["seed"], record["result"]
         base = {"regime": regime, "seed": seed}
@@ -59,84 +76,146 @@ def _preset_rows(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, 
             sample = result[f"{kind}_sample"]
             for step, probabilities in zip(steps, result[f"attention_{kind}"], strict=False):
                 tables["attention"] += [
-                    {**base, "step": step, "sample": sample, "kind": kind, "token": token,
-                     "group": groups[token], "probability": probability}
-                    for token, probability in enumerate(probabilities)]
+                    {
+                        **base,
+                        "step": step,
+                        "sample": sample,
+                        "kind": kind,
+                        "token": token,
+                        "group": groups[token],
+                        "probability": probability,
+                    }
+                    for token, probability in enumerate(probabilities)
+                ]
         for sample, values in enumerate(result["saturation"]):
             kind = "noisy" if result["noisy"][sample] else "clean"
-            tables["saturation"] += [{**base, "step": step, "sample": sample, "kind": kind,
-                                      "saturation": value}
-                                     for step, value in zip(steps, values, strict=True)]
-        for split, labels, true_labels in (("train", result["y_train"], result["y_clean"]),
-                                           ("test", result["y_test"], result["y_test"])):
+            tables["saturation"] += [
+                {**base, "step": step, "sample": sample, "kind": kind, "saturation": value}
+                for step, value in zip(steps, values, strict=True)
+            ]
+        for split, labels, true_labels in (
+            ("train", result["y_train"], result["y_clean"]),
+            ("test", result["y_test"], result["y_test"]),
+        ):
             chosen = result[f"{split}_selection"]
             for sample, token in enumerate(chosen["selected"]):
                 noisy = int(labels[sample] != true_labels[sample])
-                tables["selection"].append({
-                    **base, "split": split, "sample": sample, "label": labels[sample],
-                    "true_label": true_labels[sample], "noisy": noisy, "token": token,
-                    "group": groups[token], "proj_plus": chosen["proj_plus"][sample],
-                    "proj_minus": chosen["proj_minus"][sample]})
+                tables["selection"].append(
+                    {
+                        **base,
+                        "split": split,
+                        "sample": sample,
+                        "label": labels[sample],
+                        "true_label": true_labels[sample],
+                        "noisy": noisy,
+                        "token": token,
+                        "group": groups[token],
+                        "proj_plus": chosen["proj_plus"][sample],
+                        "proj_minus": chosen["proj_minus"][sample],
+                    }
+                )
     return tables
 
 
-def accuracy_rows(records: Sequence[dict[str, Any]], settings: ReproduceSettings
-                  ) -> list[dict[str, Any]]:
+def accuracy_rows(
+    records: Sequence[dict[str, Any]], settings: ReproduceSettings
+) -> list[dict[str, Any]]:
     """Per preset and quantity: the paper's number and mean, sd (ddof 1), min, max over seeds."""
     rows = []
     for name, d, mu in settings.presets:
         finals = [r["result"]["summary"] for r in records if r["point"]["regime"] == name]
-        paper = dict(zip(("train_accuracy", "test_accuracy"), PAPER_ACCURACY.get(name, ()),
-                         strict=False))
+        paper = dict(
+            zip(("train_accuracy", "test_accuracy"), PAPER_ACCURACY.get(name, ()), strict=False)
+        )
         for quantity in PRESET_QUANTITIES:
             values = np.array([number(f.get(quantity)) for f in finals])
-            rows.append({"regime": name, "d": d, "mu_norm": mu, "quantity": quantity,
-                         "paper": paper.get(quantity, ""),
-                         "mean": float(np.mean(values)) if values.size else np.nan,
-                         "sd": float(np.std(values, ddof=1)) if values.size > 1 else np.nan,
-                         "min": float(np.min(values)) if values.size else np.nan,
-                         "max": float(np.max(values)) if values.size else np.nan,
-                         "n_seeds": int(values.size),
-                         "values": " ".join(f"{v:.4g}" for v in values)})
+            rows.append(
+                {
+                    "regime": name,
+                    "d": d,
+                    "mu_norm": mu,
+                    "quantity": quantity,
+                    "paper": paper.get(quantity, ""),
+                    "mean": float(np.mean(values)) if values.size else np.nan,
+                    "sd": float(np.std(values, ddof=1)) if values.size > 1 else np.nan,
+                    "min": float(np.min(values)) if values.size else np.nan,
+                    "max": float(np.max(values)) if values.size else np.nan,
+                    "n_seeds": int(values.size),
+                    "values": " ".join(f"{v:.4g}" for v in values),
+                }
+            )
     return rows
 
 
 def accuracy_markdown(rows: Sequence[dict[str, Any]], settings: ReproduceSettings) -> str:
     """The accuracy table as Markdown (paper vs reproduced mean +- sd over seeds)."""
     shown = [r for r in rows if r["paper"] != "" or r["quantity"] in ("noisy_fitted",)]
-    body = [(r["regime"], r["d"], f"{r['mu_norm']:g}", r["quantity"],
-             "" if r["paper"] == "" else f"{r['paper']:g}",
-             f"{r['mean']:.3f} ± {r['sd']:.3f}", f"[{r['min']:.3f}, {r['max']:.3f}]",
-             r["n_seeds"]) for r in shown]
-    header = ("regime", "d", "‖μ‖", "quantity", "paper", "reproduced (mean ± sd)",
-              "[min, max]", "seeds")
-    note = (f"\nSeeds 0..{settings.seeds - 1}; {settings.steps} GD steps, alpha = 5e-3, "
-            f"{settings.test_size} clean test samples; n = 20, T = 8, rho = 0.1, "
-            "eta = 0.2 (4 flipped labels); sd with ddof = 1.\n")
+    body = [
+        (
+            r["regime"],
+            r["d"],
+            f"{r['mu_norm']:g}",
+            r["quantity"],
+            "" if r["paper"] == "" else f"{r['paper']:g}",
+            f"{r['mean']:.3f} ± {r['sd']:.3f}",
+            f"[{r['min']:.3f}, {r['max']:.3f}]",
+            r["n_seeds"],
+        )
+        for r in shown
+    ]
+    header = (
+        "regime",
+        "d",
+        "‖μ‖",
+        "quantity",
+        "paper",
+        "reproduced (mean ± sd)",
+        "[min, max]",
+        "seeds",
+    )
+    note = (
+        f"\nSeeds 0..{settings.seeds - 1}; {settings.steps} GD steps, alpha = 5e-3, "
+        f"{settings.test_size} clean test samples; n = 20, T = 8, rho = 0.1, "
+        "eta = 0.2 (4 flipped labels); sd with ddof = 1.\n"
+    )
     return markdown_table(header, body) + note
 
 
-def phase_rows(records: Sequence[dict[str, Any]], settings: ReproduceSettings
-               ) -> list[dict[str, Any]]:
+def phase_rows(
+    records: Sequence[dict[str, Any]], settings: ReproduceSettings
+) -> list[dict[str, Any]]:
     rows = []
     for record in records:
         config, result = RunConfig.from_dict(record["config"]).flat(), record["result"]
-        row = {"d": config["d"], "mu_norm": config["mu_norm"], "seed": config["seed"],
-               "n": config["n"], "steps": result.get("step")}
-        for key in ("train_loss", "test_loss", "train_accuracy", "test_accuracy",
-                    "clean_fitted", "noisy_fitted", "test_selects_relevant"):
+        row = {
+            "d": config["d"],
+            "mu_norm": config["mu_norm"],
+            "seed": config["seed"],
+            "n": config["n"],
+            "steps": result.get("step"),
+        }
+        for key in (
+            "train_loss",
+            "test_loss",
+            "train_accuracy",
+            "test_accuracy",
+            "clean_fitted",
+            "noisy_fitted",
+            "test_selects_relevant",
+        ):
             row[key] = number(result.get(key))
         row["snr"] = config["mu_norm"] / np.sqrt(config["d"])
-        row["regime"] = classify_regime(row["noisy_fitted"], row["test_accuracy"],
-                                        settings.thresholds)
+        row["regime"] = classify_regime(
+            row["noisy_fitted"], row["test_accuracy"], settings.thresholds
+        )
         row["status"] = result.get("status", "")
         rows.append(row)
     return rows
 
 
 def phase_theory_rows(settings: ReproduceSettings) -> list[dict[str, Any]]:
-    """The theory's benign | not-overfitting boundary over the grid's d: the stage-1
-    threshold :math:`\\|\\mu\\| = \\sqrt{\theta\\,\\sigma_\\epsilon^2 d / n}` of
+    r"""The theory's benign | not-overfitting boundary over the grid's d: the stage-1
+    threshold :math:`\|\mu\| = \sqrt{\theta\,\sigma_\epsilon^2 d / n}` of
     :func:`theory.predictions.overfitting_threshold`."""
     from theory.predictions import overfitting_threshold
 
@@ -145,21 +224,29 @@ def phase_theory_rows(settings: ReproduceSettings) -> list[dict[str, Any]]:
         config = settings.phase_config(int(round(d)), 20.0, 0)
         theta = overfitting_threshold(config.model, config.training)
         mu = math.sqrt(theta * config.model.sigma_eps**2 * config.model.d / config.model.n)
-        rows.append({"boundary": "benign|not-overfitting (stage 1)",
-                     "label": f"stage-1 n SNR² = {theta:.3g} (theory)", "d": config.model.d,
-                     "mu_norm": mu})
+        rows.append(
+            {
+                "boundary": "benign|not-overfitting (stage 1)",
+                "label": f"stage-1 n SNR² = {theta:.3g} (theory)",
+                "d": config.model.d,
+                "mu_norm": mu,
+            }
+        )
     return rows
 
 
 # -- the whole pipeline --------------------------------------------------------------
 
-def preset_tables(records: Sequence[dict[str, Any]], settings: ReproduceSettings
-                  ) -> ExperimentOutput:
+
+def preset_tables(
+    records: Sequence[dict[str, Any]], settings: ReproduceSettings
+) -> ExperimentOutput:
     tables = {f"presets_{name}": rows for name, rows in _preset_rows(records).items()}
     accuracy = accuracy_rows(records, settings)
     tables["preset_accuracy"] = accuracy
-    return ExperimentOutput(tables=tables,
-                            markdown={"preset_accuracy": accuracy_markdown(accuracy, settings)})
+    return ExperimentOutput(
+        tables=tables, markdown={"preset_accuracy": accuracy_markdown(accuracy, settings)}
+    )
 
 
 def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
@@ -167,16 +254,25 @@ def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
     settings = settings or ReproduceSettings()
 
     def compute(store: ResultStore, executor: Executor, progress: bool) -> ExperimentOutput:
-        presets = run_sweep(preset_points(settings), trajectory, store, executor,
-                            progress=progress, desc="presets")
-        phase = run_sweep(phase_points(settings), final_state, store, executor,
-                          progress=progress, desc="phase diagram")
+        presets = run_sweep(
+            preset_points(settings), trajectory, store, executor, progress=progress, desc="presets"
+        )
+        phase = run_sweep(
+            phase_points(settings),
+            final_state,
+            store,
+            executor,
+            progress=progress,
+            desc="phase diagram",
+        )
         output = preset_tables(presets.records, settings)
         output.tables["phase_diagram"] = phase_rows(phase.records, settings)
         output.tables["phase_theory"] = phase_theory_rows(settings)
-        output.record["sweeps"] = {"presets_seconds": presets.wall_seconds,
-                                   "phase_diagram_seconds": phase.wall_seconds,
-                                   "phase_diagram_computed_runs": phase.computed}
+        output.record["sweeps"] = {
+            "presets_seconds": presets.wall_seconds,
+            "phase_diagram_seconds": phase.wall_seconds,
+            "phase_diagram_computed_runs": phase.computed,
+        }
         return output
 
     def draw(tables: Path, figures: Path) -> list[Path]:
@@ -184,11 +280,21 @@ def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
 
         return draw_reproduce_figures(tables, figures)
 
-    largest = max([settings.phase_config(max(settings.phase_d), 20.0, 0)]
-                  + [settings.preset_config(name, d, mu, 0) for name, d, mu in settings.presets],
-                  key=lambda config: config.model.d)
+    largest = max(
+        [settings.phase_config(max(settings.phase_d), 20.0, 0)]
+        + [settings.preset_config(name, d, mu, 0) for name, d, mu in settings.presets],
+        key=lambda config: config.model.d,
+    )
     return Experiment("reproduce", settings, compute, draw, largest)
 
 
-__all__ = ["ReproduceSettings", "reproduction", "preset_points", "phase_points",
-           "accuracy_rows", "accuracy_markdown", "phase_rows", "preset_tables"]
+__all__ = [
+    "ReproduceSettings",
+    "reproduction",
+    "preset_points",
+    "phase_points",
+    "accuracy_rows",
+    "accuracy_markdown",
+    "phase_rows",
+    "preset_tables",
+]

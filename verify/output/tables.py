@@ -1,5 +1,7 @@
-"""Tidy result tables: written atomically as CSV (always) and Parquet (when pandas and
-pyarrow are installed), read back as columns for plotting, and rendered as Markdown.
+"""Tidy result tables: CSV (and Parquet), read back as columns, rendered as Markdown.
+
+Tables are written atomically as CSV (always) and Parquet (when pandas and pyarrow are
+installed), read back as columns for plotting, and rendered as Markdown.
 
 Figures are drawn from these files, never from in-memory state ("Results are
 data, plots are made from results").
@@ -29,8 +31,12 @@ def number(value: Any) -> float:
         return math.nan
 
 
-def write_table(path: str | Path, rows: Sequence[Mapping[str, Any]],
-                columns: Sequence[str] | None = None, parquet: bool = True) -> list[Path]:
+def write_table(
+    path: str | Path,
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] | None = None,
+    parquet: bool = True,
+) -> list[Path]:
     """Write ``rows`` (dicts sharing ``columns``) to ``path`` (.csv) and, if possible,
     next to it as .parquet. Returns the files written."""
     path = Path(path).with_suffix(".csv")
@@ -56,8 +62,13 @@ def write_table(path: str | Path, rows: Sequence[Mapping[str, Any]],
 
 def _column(values: list[str]) -> np.ndarray:
     try:
-        return np.array([number(v) if v.strip().lower() in ("", "nan", "inf", "-inf")
-                         else float(v) for v in values], dtype=np.float64)
+        return np.array(
+            [
+                number(v) if v.strip().lower() in ("", "nan", "inf", "-inf") else float(v)
+                for v in values
+            ],
+            dtype=np.float64,
+        )
     except ValueError:
         return np.array(values, dtype=object)
 

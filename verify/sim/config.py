@@ -40,9 +40,12 @@ MAX_LOG_POINTS = 100_000
 class Solver(Validated):
     """Which engine advances the training, and its numerical settings."""
 
-    engine: str = parameter("reduced", Options(ENGINES),
-                            "dense: literal d x d GD; reduced: the same GD in N = nT "
-                            "coordinates; mp: reduced on mpmath numbers; flow: gradient flow")
+    engine: str = parameter(
+        "reduced",
+        Options(ENGINES),
+        "dense: literal d x d GD; reduced: the same GD in N = nT "
+        "coordinates; mp: reduced on mpmath numbers; flow: gradient flow",
+    )
     mp_dps: int = parameter(50, Integer(15, 10_000), "decimal digits of the mp engine")
     flow_rtol: float = parameter(1e-10, Real(0.0, 1.0), "relative tolerance of the flow solver")
     flow_atol: float = parameter(1e-12, Real(0.0, 1.0), "absolute tolerance of the flow solver")
@@ -53,16 +56,23 @@ class Recording(Validated):
     """What a run records, and when."""
 
     test_size: int = parameter(1000, Integer(0), "clean test sequences, drawn independently")
-    log_every: int = parameter(0, Integer(0),
-                               "steps between linear log points (0: about 100 points)")
-    log_geometric: int = parameter(60, Integer(0, MAX_LOG_POINTS),
-                                   "geometrically spaced log points (for log-time plots)")
-    attention_test_samples: int = parameter(20, Integer(0),
-                                            "test sequences whose attention is recorded")
+    log_every: int = parameter(
+        0, Integer(0), "steps between linear log points (0: about 100 points)"
+    )
+    log_geometric: int = parameter(
+        60, Integer(0, MAX_LOG_POINTS), "geometrically spaced log points (for log-time plots)"
+    )
+    attention_test_samples: int = parameter(
+        20, Integer(0), "test sequences whose attention is recorded"
+    )
 
 
 COMPONENTS: dict[str, type[Validated]] = {
-    "model": DataModel, "training": Training, "solver": Solver, "recording": Recording}
+    "model": DataModel,
+    "training": Training,
+    "solver": Solver,
+    "recording": Recording,
+}
 
 
 @dataclass(frozen=True)
@@ -73,20 +83,31 @@ class RunConfig(Validated):
     training: Training = field(default_factory=Training)
     solver: Solver = field(default_factory=Solver)
     recording: Recording = field(default_factory=Recording)
-    seed: int = parameter(0, Integer(0, 2**63 - 1),
-                          "seed of every random stream (training data, test data, W0, flips)")
+    seed: int = parameter(
+        0,
+        Integer(0, 2**63 - 1),
+        "seed of every random stream (training data, test data, W0, flips)",
+    )
 
     def check_relations(self) -> None:
         scale = self.training.init_scale
         if scale is not None:
-            require(scale * scale * self.model.d <= 1e100, "init_scale", scale,
-                    f"a scale s with s^2 d <= 1e100 (here d = {self.model.d}), so that the "
-                    "initial preconditioner stays finite")
+            require(
+                scale * scale * self.model.d <= 1e100,
+                "init_scale",
+                scale,
+                f"a scale s with s^2 d <= 1e100 (here d = {self.model.d}), so that the "
+                "initial preconditioner stays finite",
+            )
         steps, every = self.training.steps, self.recording.log_every
         if every:
-            require(steps // every <= MAX_LOG_POINTS, "log_every", every,
-                    f"an integer >= steps / {MAX_LOG_POINTS} = {-(-steps // MAX_LOG_POINTS)} "
-                    "(at most 1e5 linear log points), or 0 for about 100 points")
+            require(
+                steps // every <= MAX_LOG_POINTS,
+                "log_every",
+                every,
+                f"an integer >= steps / {MAX_LOG_POINTS} = {-(-steps // MAX_LOG_POINTS)} "
+                "(at most 1e5 linear log points), or 0 for about 100 points",
+            )
 
     # -- flat names ----------------------------------------------------------------
     @classmethod
@@ -102,8 +123,9 @@ class RunConfig(Validated):
             owner = FIELD_OWNER.get(name)
             if owner is None:
                 if name not in COMPONENTS and name != "seed":
-                    raise InvalidParameter(name, value, "a configuration field: "
-                                           + ", ".join(sorted(FIELD_OWNER)))
+                    raise InvalidParameter(
+                        name, value, "a configuration field: " + ", ".join(sorted(FIELD_OWNER))
+                    )
                 top[name] = value
             else:
                 grouped[owner][name] = value
@@ -143,7 +165,7 @@ class RunConfig(Validated):
 
     @property
     def init_scale(self) -> float:
-        """The initialisation scale :math:`s` of :math:`W(0)` (default :math:`1/\\sqrt d`)."""
+        r"""The initialisation scale :math:`s` of :math:`W(0)` (default :math:`1/\sqrt d`)."""
         return self.training.scale(self.model.d)
 
     @property
@@ -153,8 +175,9 @@ class RunConfig(Validated):
 
 
 #: Flat field name -> the component that owns it.
-FIELD_OWNER: dict[str, str] = {spec.name: owner for owner, cls in COMPONENTS.items()
-                               for spec in parameter_fields(cls)}
+FIELD_OWNER: dict[str, str] = {
+    spec.name: owner for owner, cls in COMPONENTS.items() for spec in parameter_fields(cls)
+}
 
 
 def parameter_specs() -> list[tuple[str, dataclasses.Field]]:
@@ -186,6 +209,18 @@ def preset(name: str, **overrides: Any) -> RunConfig:
     return RunConfig.build(**{**PRESETS[name], **overrides})
 
 
-__all__ = ["RunConfig", "Solver", "Recording", "DataModel", "Training", "PRESETS",
-           "PAPER_ACCURACY", "ENGINES", "COMPONENTS", "FIELD_OWNER", "preset",
-           "parameter_specs", "MAX_LOG_POINTS"]
+__all__ = [
+    "RunConfig",
+    "Solver",
+    "Recording",
+    "DataModel",
+    "Training",
+    "PRESETS",
+    "PAPER_ACCURACY",
+    "ENGINES",
+    "COMPONENTS",
+    "FIELD_OWNER",
+    "preset",
+    "parameter_specs",
+    "MAX_LOG_POINTS",
+]

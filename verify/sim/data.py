@@ -86,8 +86,9 @@ class Dataset:
 def random_streams(seed: int) -> dict[str, np.random.Generator]:
     """Independent generators for training data, test data, initialisation and flips."""
     children = np.random.SeedSequence(seed).spawn(len(STREAMS))
-    return {name: np.random.default_rng(child)
-            for name, child in zip(STREAMS, children, strict=True)}
+    return {
+        name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)
+    }
 
 
 def position_groups(model: DataModel) -> np.ndarray:
@@ -126,11 +127,15 @@ def noisy_mask(y_clean: np.ndarray, model: DataModel, rng: np.random.Generator) 
     """
     n = y_clean.shape[0]
     if model.flip == "bernoulli":
-        mask = rng.random(n) < model.eta
-        require(2 * int(mask.sum()) < n, "eta", model.eta,
-                f"a rate whose realised noisy fraction stays below 1/2 (this seed flips "
-                f"{int(mask.sum())} of {n} labels)")
-        return mask
+        drawn = np.asarray(rng.random(n) < model.eta)
+        require(
+            2 * int(drawn.sum()) < n,
+            "eta",
+            model.eta,
+            f"a rate whose realised noisy fraction stays below 1/2 (this seed flips "
+            f"{int(drawn.sum())} of {n} labels)",
+        )
+        return drawn
     mask = np.zeros(n, dtype=bool)
     flips = model.noisy_count
     positives, negatives = np.flatnonzero(y_clean == 1), np.flatnonzero(y_clean == -1)
@@ -175,10 +180,10 @@ def _reused_noise(noise_config: RunConfig) -> tuple[np.ndarray, ...]:
 
 
 def generate(config: RunConfig, reuse_noise: bool = False) -> Dataset:
-    """Draw the training set (with label noise), an independent clean test set, and nu.
+    r"""Draw the training set (with label noise), an independent clean test set, and nu.
 
     ``reuse_noise``: keep the last noise draw in this process and reuse it while only
-    :math:`\\|\\mu\\|`, :math:`\\rho` or the training settings change (same numbers)."""
+    :math:`\|\mu\|`, :math:`\rho` or the training settings change (same numbers)."""
     m = config.model
     if reuse_noise:
         train, test, flipped = (array.copy() for array in _reused_noise(noise_config(config)))
@@ -187,21 +192,37 @@ def generate(config: RunConfig, reuse_noise: bool = False) -> Dataset:
     y_clean = balanced_labels(m.n)
     y_test = balanced_labels(config.recording.test_size)
     mu_plus, mu_minus = signal_vectors(m)
-    return Dataset(X_train=add_signals(train, y_clean, m),
-                   y_train=np.where(flipped, -y_clean, y_clean), y_clean=y_clean,
-                   X_test=add_signals(test, y_test, m), y_test=y_test, nu=head_vector(m),
-                   groups=position_groups(m), mu_plus=mu_plus, mu_minus=mu_minus)
+    return Dataset(
+        X_train=add_signals(train, y_clean, m),
+        y_train=np.where(flipped, -y_clean, y_clean),
+        y_clean=y_clean,
+        X_test=add_signals(test, y_test, m),
+        y_test=y_test,
+        nu=head_vector(m),
+        groups=position_groups(m),
+        mu_plus=mu_plus,
+        mu_minus=mu_minus,
+    )
 
 
 def noise_config(config: RunConfig) -> RunConfig:
     """``config`` with every field the noise does not depend on at its default (cache key)."""
     m = config.model
-    return RunConfig.build(seed=config.seed, d=m.d, n=m.n, T=m.T, sigma_eps=m.sigma_eps,
-                           test_size=config.recording.test_size, eta=m.eta, flip=m.flip)
+    return RunConfig.build(
+        seed=config.seed,
+        d=m.d,
+        n=m.n,
+        T=m.T,
+        sigma_eps=m.sigma_eps,
+        test_size=config.recording.test_size,
+        eta=m.eta,
+        flip=m.flip,
+    )
 
 
-def initial_weight_blocks(config: RunConfig, block_rows: int = 512
-                          ) -> Iterator[tuple[slice, np.ndarray]]:
+def initial_weight_blocks(
+    config: RunConfig, block_rows: int = 512
+) -> Iterator[tuple[slice, np.ndarray]]:
     """Rows of :math:`W(0)` in blocks, drawn from the ``init`` stream in row order.
 
     Drawing block by block consumes the stream exactly as one (d, d) draw does, so the
@@ -242,31 +263,48 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
     try:
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise InvalidParameter("data_from", shown, "an .npz archive (this is a single "
-                                   ".npy array; save with numpy.savez)")
+            raise InvalidParameter(
+                "data_from",
+                shown,
+                "an .npz archive (this is a single .npy array; save with numpy.savez)",
+            )
         with loaded as archive:
             return {key: np.asarray(archive[key]) for key in archive.files}
     except InvalidParameter:
         raise
     except ValueError as error:
         if "pickle" in str(error).lower():
-            raise InvalidParameter("data_from", shown, "an .npz archive of numeric arrays "
-                                   "(it holds object arrays, which are not loaded)") from None
-        raise InvalidParameter("data_from", shown, "an .npz archive readable by "
-                               f"numpy.load ({error})") from None
+            raise InvalidParameter(
+                "data_from",
+                shown,
+                "an .npz archive of numeric arrays (it holds object arrays, which are not loaded)",
+            ) from None
+        raise InvalidParameter(
+            "data_from", shown, f"an .npz archive readable by numpy.load ({error})"
+        ) from None
     except (OSError, EOFError, zipfile.BadZipFile) as error:
-        raise InvalidParameter("data_from", shown, "a readable .npz archive "
-                               f"({type(error).__name__}: {error})") from None
+        raise InvalidParameter(
+            "data_from", shown, f"a readable .npz archive ({type(error).__name__}: {error})"
+        ) from None
 
 
 def _array(arrays: dict[str, np.ndarray], key: str, ndim: int, shape_text: str) -> np.ndarray:
     value = arrays[key]
-    require(value.dtype.kind in "biuf", f"data_from:{key}", f"dtype {value.dtype}",
-            "a numeric array")
-    require(value.ndim == ndim, f"data_from:{key}", f"shape {value.shape}",
-            f"an array of shape {shape_text}")
-    require(bool(np.all(np.isfinite(value))), f"data_from:{key}", "non-finite entries",
-            "finite numbers only")
+    require(
+        value.dtype.kind in "biuf", f"data_from:{key}", f"dtype {value.dtype}", "a numeric array"
+    )
+    require(
+        value.ndim == ndim,
+        f"data_from:{key}",
+        f"shape {value.shape}",
+        f"an array of shape {shape_text}",
+    )
+    require(
+        bool(np.all(np.isfinite(value))),
+        f"data_from:{key}",
+        "non-finite entries",
+        "finite numbers only",
+    )
     return value
 
 
@@ -274,27 +312,44 @@ def npz_shape(arrays: dict[str, np.ndarray]) -> tuple[int, int, int, int]:
     """``(n, T, d, test_size)`` of external data, after checking the arrays' presence,
     types and shapes (every problem is an :class:`~theory.validation.InvalidParameter`)."""
     for key in REQUIRED_ARRAYS:
-        require(key in arrays, "data_from", f"arrays {sorted(arrays)}",
-                f"an archive holding {', '.join(REQUIRED_ARRAYS)} (missing {key})")
+        require(
+            key in arrays,
+            "data_from",
+            f"arrays {sorted(arrays)}",
+            f"an archive holding {', '.join(REQUIRED_ARRAYS)} (missing {key})",
+        )
     n, T, d = _array(arrays, "X_train", 3, "(n, T, d)").shape
     test = _array(arrays, "X_test", 3, f"(m, {T}, {d})")
-    require(test.shape[1:] == (T, d), "data_from:X_test", f"shape {test.shape}",
-            f"an array of shape (m, {T}, {d})")
+    require(
+        test.shape[1:] == (T, d),
+        "data_from:X_test",
+        f"shape {test.shape}",
+        f"an array of shape (m, {T}, {d})",
+    )
     return int(n), int(T), int(d), int(test.shape[0])
 
 
-def dataset_from_arrays(arrays: dict[str, np.ndarray], config: RunConfig, source: str
-                        ) -> tuple[Dataset, np.ndarray | None]:
+def dataset_from_arrays(
+    arrays: dict[str, np.ndarray], config: RunConfig, source: str
+) -> tuple[Dataset, np.ndarray | None]:
     """External data as a :class:`Dataset` (token groups from ``config``) and ``W0`` or
     ``None``. ``config``'s (n, T, d, test_size) must be the arrays' (:func:`npz_shape`)."""
     n, T, d, m = npz_shape(arrays)
 
     def labels(key: str, count: int) -> np.ndarray:
         values = _array(arrays, key, 1, f"({count},)")
-        require(values.shape == (count,), f"data_from:{key}", f"shape {values.shape}",
-                f"an array of shape ({count},)")
-        require(bool(np.all(np.isin(values, (-1, 1)))), f"data_from:{key}", "other values",
-                "labels -1 and +1 only")
+        require(
+            values.shape == (count,),
+            f"data_from:{key}",
+            f"shape {values.shape}",
+            f"an array of shape ({count},)",
+        )
+        require(
+            bool(np.all(np.isin(values, (-1, 1)))),
+            f"data_from:{key}",
+            "other values",
+            "labels -1 and +1 only",
+        )
         return values.astype(np.int64)
 
     nu = arrays.get("nu")
@@ -303,31 +358,60 @@ def dataset_from_arrays(arrays: dict[str, np.ndarray], config: RunConfig, source
     W0 = arrays.get("W0")
     if W0 is not None:
         W0 = _array(arrays, "W0", 2, f"({d}, {d})").astype(np.float64)
-        require(W0.shape == (d, d), "data_from:W0", f"shape {W0.shape}",
-                f"an array of shape ({d}, {d})")
+        require(
+            W0.shape == (d, d), "data_from:W0", f"shape {W0.shape}", f"an array of shape ({d}, {d})"
+        )
     dataset = Dataset(
-        X_train=arrays["X_train"].astype(np.float64), y_train=labels("y_train", n),
+        X_train=arrays["X_train"].astype(np.float64),
+        y_train=labels("y_train", n),
         y_clean=labels("y_clean", n) if "y_clean" in arrays else None,
-        X_test=arrays["X_test"].astype(np.float64), y_test=labels("y_test", m),
-        nu=nu.astype(np.float64), groups=position_groups(config.model), source=source)
+        X_test=arrays["X_test"].astype(np.float64),
+        y_test=labels("y_test", m),
+        nu=nu.astype(np.float64),
+        groups=position_groups(config.model),
+        source=source,
+    )
     return dataset, W0
 
 
 def save_npz(path: str | Path, dataset: Dataset, W0: np.ndarray | None = None) -> None:
     """Write a dataset (and optionally W0) in the format :func:`read_npz` reads."""
-    arrays = {"X_train": dataset.X_train, "y_train": dataset.y_train, "X_test": dataset.X_test,
-              "y_test": dataset.y_test, "nu": dataset.nu}
+    arrays = {
+        "X_train": dataset.X_train,
+        "y_train": dataset.y_train,
+        "X_test": dataset.X_test,
+        "y_test": dataset.y_test,
+        "nu": dataset.nu,
+    }
     if dataset.y_clean is not None:
         arrays["y_clean"] = dataset.y_clean
     if W0 is not None:
         arrays["W0"] = W0
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     atomic_write_bytes(Path(path), buffer.getvalue())
 
 
-__all__ = ["Dataset", "GROUP_NAMES", "RELEVANT", "WEAK_ALIGNED", "WEAK_OPPOSITE", "IRRELEVANT",
-           "generate", "draw_noise", "noisy_mask", "add_signals", "signal_vectors",
-           "head_vector", "balanced_labels", "position_groups", "random_streams",
-           "initial_weights", "initial_weight_blocks", "read_npz", "npz_shape",
-           "dataset_from_arrays", "save_npz"]
+__all__ = [
+    "Dataset",
+    "GROUP_NAMES",
+    "RELEVANT",
+    "WEAK_ALIGNED",
+    "WEAK_OPPOSITE",
+    "IRRELEVANT",
+    "generate",
+    "draw_noise",
+    "noisy_mask",
+    "add_signals",
+    "signal_vectors",
+    "head_vector",
+    "balanced_labels",
+    "position_groups",
+    "random_streams",
+    "initial_weights",
+    "initial_weight_blocks",
+    "read_npz",
+    "npz_shape",
+    "dataset_from_arrays",
+    "save_npz",
+]

@@ -13,7 +13,7 @@ with :math:`\ell(z) = \log(1 + e^{-z})`, :math:`\ell'(z) = -1/(1+e^{z})`.
 The stable form computes :math:`\gamma_{i,t} - f_i = \sum_u s_{i,u}(\gamma_{i,t} - \gamma_{i,u})`
 from the exact score differences, so that when one token's probability is within
 :math:`e^{-x}` of 1 the selected token's update keeps full relative accuracy; the naive
-form :math:`\gamma_t - \sum_u s_u\gamma_u` cancels catastrophically (spec 02). Both
+form :math:`\gamma_t - \sum_u s_u\gamma_u` cancels catastrophically. Both
 are proved equal to the SymPy derivation in ``tests/test_kernels.py``.
 
 The same code runs on float64 arrays and on NumPy object arrays of mpmath numbers
@@ -32,9 +32,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Arithmetic:
-    """Elementwise transcendental functions for one number type.
+    r"""Elementwise transcendental functions for one number type.
 
-    ``softplus(x)`` is :math:`\\log(1 + e^{x})`; ``expit(x)`` is :math:`1/(1+e^{-x})`.
+    ``softplus(x)`` is :math:`\log(1 + e^{x})`; ``expit(x)`` is :math:`1/(1+e^{-x})`.
     """
 
     name: str
@@ -57,6 +57,7 @@ FLOAT64 = Arithmetic(
     asarray=lambda x: np.asarray(x, dtype=np.float64),
 )
 
+
 @cache
 def mpmath_arithmetic() -> Arithmetic:
     """mpmath numbers at the precision of the surrounding ``mpmath.workdps`` context
@@ -69,8 +70,7 @@ def mpmath_arithmetic() -> Arithmetic:
         exp=np.frompyfunc(mpmath.exp, 1, 1),
         expit=np.frompyfunc(lambda x: 1 / (1 + mpmath.exp(-x)), 1, 1),
         softplus=np.frompyfunc(lambda x: mpmath.log1p(mpmath.exp(x)), 1, 1),
-        asarray=lambda values: np.asarray(convert(np.asarray(values, dtype=object)),
-                                          dtype=object),
+        asarray=lambda values: np.asarray(convert(np.asarray(values, dtype=object)), dtype=object),
     )
 
 
@@ -113,8 +113,13 @@ class KernelOutput:
     logit_gradient: np.ndarray  # h = dL/da, (n, T)
 
 
-def logit_gradient(logits: np.ndarray, scores: np.ndarray, differences: np.ndarray,
-                   labels: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> KernelOutput:
+def logit_gradient(
+    logits: np.ndarray,
+    scores: np.ndarray,
+    differences: np.ndarray,
+    labels: np.ndarray,
+    arithmetic: Arithmetic = FLOAT64,
+) -> KernelOutput:
     r"""Cancellation-free :math:`h_{i,t} = \tfrac1n \ell'(y_i f_i) y_i s_{i,t}
     \sum_u s_{i,u} (\gamma_{i,t} - \gamma_{i,u})`.
 
@@ -129,8 +134,9 @@ def logit_gradient(logits: np.ndarray, scores: np.ndarray, differences: np.ndarr
     return KernelOutput(s, f, margins, slope[:, None] * s * centred)
 
 
-def naive_logit_gradient(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray,
-                         dtype: type = np.float64) -> np.ndarray:
+def naive_logit_gradient(
+    logits: np.ndarray, scores: np.ndarray, labels: np.ndarray, dtype: type = np.float64
+) -> np.ndarray:
     r"""The textbook form :math:`h_t = \tfrac1n \ell'(yf) y s_t (\gamma_t - f)` with
     :math:`f = \sum_u s_u\gamma_u`, in ``dtype`` (float32 as in the public PyTorch code).
 

@@ -1,16 +1,16 @@
-"""Observables computed from logits: probabilities, outputs, loss, accuracy, selection, gaps.
+r"""Observables computed from logits: probabilities, outputs, loss, accuracy, selection, gaps.
 
 Attention gaps (Definition 4.4 of the paper, in this package's own reading, since
 the paper's exact definition is not available):
 
-* clean sample :math:`i`: :math:`\\Lambda_{i,t} = \\max_{r \\in R} a_{i,r} - a_{i,t}`
-  for every token :math:`t \\notin R` (how far the relevant token leads);
-* noisy sample :math:`j`: :math:`\\Gamma_{j,u} = \\max_{w \\in W_{-y^*}} a_{j,w} - a_{j,u}`
-  for every :math:`u \\notin W_{-y^*}` (how far the token whose score sign matches the
+* clean sample :math:`i`: :math:`\Lambda_{i,t} = \max_{r \in R} a_{i,r} - a_{i,t}`
+  for every token :math:`t \notin R` (how far the relevant token leads);
+* noisy sample :math:`j`: :math:`\Gamma_{j,u} = \max_{w \in W_{-y^*}} a_{j,w} - a_{j,u}`
+  for every :math:`u \notin W_{-y^*}` (how far the token whose score sign matches the
   flipped label leads).
 
-With one token per group these are exactly :math:`\\langle x_R - x_t, q\\rangle` and
-:math:`\\langle x_{W_-} - x_u, q\\rangle`.
+With one token per group these are exactly :math:`\langle x_R - x_t, q\rangle` and
+:math:`\langle x_{W_-} - x_u, q\rangle`.
 """
 
 from __future__ import annotations
@@ -40,13 +40,19 @@ def split_metrics(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray) ->
     logits = np.asarray(logits, dtype=np.float64)
     if logits.shape[0] == 0:
         empty = np.zeros((0,))
-        return SplitMetrics(np.zeros(logits.shape), empty, float("nan"), float("nan"),
-                          empty.astype(int))
+        return SplitMetrics(
+            np.zeros(logits.shape), empty, float("nan"), float("nan"), empty.astype(int)
+        )
     s = softmax(logits)
     f = (s * scores).sum(axis=-1)
     margins = labels * f
-    return SplitMetrics(probabilities=s, outputs=f, loss=float(np.mean(logistic_loss(margins))),
-                      accuracy=float(np.mean(margins > 0)), selected=np.argmax(logits, axis=-1))
+    return SplitMetrics(
+        probabilities=s,
+        outputs=f,
+        loss=float(np.mean(logistic_loss(margins))),
+        accuracy=float(np.mean(margins > 0)),
+        selected=np.argmax(logits, axis=-1),
+    )
 
 
 def leading_gaps(logits: np.ndarray, groups: np.ndarray, leader_group: int) -> np.ndarray:
@@ -79,17 +85,25 @@ def relevant_saturation(probabilities: np.ndarray, groups: np.ndarray) -> np.nda
     return relevant * rest
 
 
-def query_components(q: np.ndarray, mu_plus: np.ndarray | None,
-                     mu_minus: np.ndarray | None) -> dict[str, float]:
+def query_components(
+    q: np.ndarray, mu_plus: np.ndarray | None, mu_minus: np.ndarray | None
+) -> dict[str, float]:
     r"""Split of :math:`q`: :math:`\langle q, \mu_{\pm1}\rangle/\|\mu\|` (signal learning) and
     the norm of the rest :math:`\|q_\perp\|` (memorisation of training noise)."""
     q_norm = float(np.linalg.norm(q))
     if mu_plus is None or mu_minus is None:
-        return {"q_norm": q_norm, "q_signal_plus": float("nan"),
-                "q_signal_minus": float("nan"), "q_orthogonal_norm": float("nan")}
+        return {
+            "q_norm": q_norm,
+            "q_signal_plus": float("nan"),
+            "q_signal_minus": float("nan"),
+            "q_orthogonal_norm": float("nan"),
+        }
     basis = np.stack([mu_plus / np.linalg.norm(mu_plus), mu_minus / np.linalg.norm(mu_minus)])
     coefficients = basis @ q
     orthogonal = q - coefficients @ basis
-    return {"q_norm": q_norm, "q_signal_plus": float(coefficients[0]),
-            "q_signal_minus": float(coefficients[1]),
-            "q_orthogonal_norm": float(np.linalg.norm(orthogonal))}
+    return {
+        "q_norm": q_norm,
+        "q_signal_plus": float(coefficients[0]),
+        "q_signal_minus": float(coefficients[1]),
+        "q_orthogonal_norm": float(np.linalg.norm(orthogonal)),
+    }

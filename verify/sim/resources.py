@@ -43,8 +43,11 @@ def estimated_bytes(config: RunConfig, log_points: int | None = None) -> int:
     """Peak memory of a run of ``config`` (see the module docstring), in bytes."""
     m = config.model
     d, N, test = m.d, m.n_tokens, config.recording.test_size
-    points = log_points if log_points is not None else (
-        min(config.training.steps, 100) + config.recording.log_geometric + 2)
+    points = (
+        log_points
+        if log_points is not None
+        else (min(config.training.steps, 100) + config.recording.log_geometric + 2)
+    )
     data = FLOAT * ((m.n + test) * m.T * d + 2 * d)
     records = FLOAT * points * (4 * N + 2 * config.recording.attention_test_samples * m.T)
     engine = config.solver.engine
@@ -78,10 +81,13 @@ def check_memory(config: RunConfig, available: int | None = None) -> None:
         except InvalidParameter:
             continue
     culprit = max(savings, key=savings.__getitem__)
-    raise InvalidParameter(culprit, config.flat()[culprit],
-                           f"a value for which the {config.solver.engine} engine's run fits "
-                           f"in memory (it needs about {need / 2**30:.3g} GiB; "
-                           f"{free / 2**30:.3g} GiB are available)")
+    raise InvalidParameter(
+        culprit,
+        config.flat()[culprit],
+        f"a value for which the {config.solver.engine} engine's run fits "
+        f"in memory (it needs about {need / 2**30:.3g} GiB; "
+        f"{free / 2**30:.3g} GiB are available)",
+    )
 
 
 __all__ = ["available_memory", "estimated_bytes", "check_memory"]

@@ -1,4 +1,4 @@
-"""A run's files: ``config.json``, ``summary.json``, ``history.csv``, ``attention.csv`` and
+r"""A run's files: ``config.json``, ``summary.json``, ``history.csv``, ``attention.csv`` and
 ``gaps.csv``.
 
 While the run goes on, each log point's history row is appended to
@@ -9,7 +9,7 @@ written atomically and the partial file is removed.
 Tables are tidy, one row per log point and sample: ``attention.csv`` has the attention
 probability of each token position (columns ``p_t<t>_<group>``), ``gaps.csv`` the gap
 of the sample's leader over each token (``gap_t<t>_<group>``; nan at the leader's own
-tokens): :math:`\\Lambda` for clean samples (leader R), :math:`\\Gamma` for noisy ones
+tokens): :math:`\Lambda` for clean samples (leader R), :math:`\Gamma` for noisy ones
 (leader :math:`W_-`).
 """
 
@@ -37,15 +37,21 @@ def token_columns(result: RunResult, prefix: str) -> list[str]:
 
 def run_record(result: RunResult) -> dict[str, Any]:
     """Full configuration, seed, data source and provenance."""
-    return {"config": result.config.to_dict(), "seed": result.config.seed,
-            "data_source": result.data.source, "provenance": provenance()}
+    return {
+        "config": result.config.to_dict(),
+        "seed": result.config.seed,
+        "data_source": result.data.source,
+        "provenance": provenance(),
+    }
 
 
 def attention_table(result: RunResult) -> str:
     """``step, split, sample, p_t0_<g>, ...``: training samples, then the first test ones."""
     blocks, prefixes = [], []
-    for split, arrays in (("train", result.train_probabilities),
-                          ("test", result.test_probabilities)):
+    for split, arrays in (
+        ("train", result.train_probabilities),
+        ("test", result.test_probabilities),
+    ):
         for step, probabilities in zip(result.steps, arrays, strict=True):
             blocks.append(probabilities)
             prefixes += [f"{step:.17g},{split},{i}," for i in range(probabilities.shape[0])]
@@ -57,8 +63,9 @@ def attention_table(result: RunResult) -> str:
 def gap_table(result: RunResult) -> str:
     """``step, sample, kind, gap_t0_<g>, ...`` (kind: clean or noisy)."""
     kinds = np.where(result.data.noisy, "noisy", "clean")
-    prefixes = [f"{step:.17g},{i},{kinds[i]}," for step in result.steps
-                for i in range(result.data.n)]
+    prefixes = [
+        f"{step:.17g},{i},{kinds[i]}," for step in result.steps for i in range(result.data.n)
+    ]
     header = ["step", "sample", "kind", *token_columns(result, "gap")]
     values = np.concatenate(result.gaps) if result.gaps else np.zeros((0, len(header) - 3))
     return numeric_csv(header, prefixes, values)
@@ -91,8 +98,9 @@ class RunWriter:
         if result.history:
             header = list(result.history[0])
             values = np.array([[row[key] for key in header] for row in result.history])
-            atomic_write_text(self.out / "history.csv",
-                              numeric_csv(header, [""] * len(values), values))
+            atomic_write_text(
+                self.out / "history.csv", numeric_csv(header, [""] * len(values), values)
+            )
         atomic_write_text(self.out / "attention.csv", attention_table(result))
         atomic_write_text(self.out / "gaps.csv", gap_table(result))
         self._partial.unlink(missing_ok=True)
@@ -117,5 +125,13 @@ def read_history(path: str | Path) -> dict[str, np.ndarray]:
     return {name: values[:, i] for i, name in enumerate(header)}
 
 
-__all__ = ["RunWriter", "write_run", "run_record", "read_history", "attention_table",
-           "gap_table", "RUN_FILES", "PARTIAL_HISTORY"]
+__all__ = [
+    "RunWriter",
+    "write_run",
+    "run_record",
+    "read_history",
+    "attention_table",
+    "gap_table",
+    "RUN_FILES",
+    "PARTIAL_HISTORY",
+]

@@ -1,10 +1,10 @@
-"""Run one configuration and record its trajectory at the log points.
+r"""Run one configuration and record its trajectory at the log points.
 
 A run ends in one of three states (:class:`RunStatus`): ``completed``; ``interrupted``
 (Ctrl-C or SIGTERM), keeping every finished log point; or ``failed``, when a logit or a
 recorded quantity turns non-finite, with the step and the quantity named. A run that
 completes but leaves the regime the theory describes carries warnings: an invariant
-:math:`WW^\\top - pp^\\top` that drifted by more than 1% of :math:`\\|W_0W_0^\\top\\|_F`
+:math:`WW^\top - pp^\top` that drifted by more than 1% of :math:`\|W_0W_0^\top\|_F`
 (GD far from gradient flow), or a step size above assumption A5's bound.
 """
 
@@ -36,7 +36,6 @@ from verify.sim.observables import (
 DRIFT_WARNING = 1e-2
 
 
-
 class RunStatus(StrEnum):
     COMPLETED = "completed"
     INTERRUPTED = "interrupted"
@@ -50,8 +49,11 @@ def logging_steps(config: RunConfig) -> np.ndarray:
     interval = float(config.linear_log_interval)
     linear = interval * np.arange(0, math.floor(steps / interval) + 1, dtype=np.float64)
     count = config.recording.log_geometric
-    geometric = np.unique(np.floor(np.geomspace(1.0, max(steps, 1.0), count))) \
-        if count and steps >= 1 else np.zeros(0)
+    geometric = (
+        np.unique(np.floor(np.geomspace(1.0, max(steps, 1.0), count)))
+        if count and steps >= 1
+        else np.zeros(0)
+    )
     return np.unique(np.concatenate([[0.0, steps], linear, geometric]))
 
 
@@ -84,15 +86,32 @@ class RunResult:
 
     def summary(self) -> dict[str, Any]:
         last = self.final
-        keys = ("train_accuracy", "test_accuracy", "train_loss", "test_loss", "clean_fitted",
-                "noisy_fitted", "test_selects_relevant", "p_norm", "invariant_drift",
-                "invariant_drift_relative")
+        keys = (
+            "train_accuracy",
+            "test_accuracy",
+            "train_loss",
+            "test_loss",
+            "clean_fitted",
+            "noisy_fitted",
+            "test_selects_relevant",
+            "p_norm",
+            "invariant_drift",
+            "invariant_drift_relative",
+        )
         out: dict[str, Any] = {key: last.get(key, math.nan) for key in keys}
-        out.update({"steps": last.get("step", 0), "engine": self.config.solver.engine,
-                    "noisy_count": int(self.data.noisy.sum()), "n": self.data.n,
-                    "wall_seconds": self.wall_seconds, "status": self.status.value,
-                    "message": self.message, "warnings": list(self.warnings),
-                    "seed": self.config.seed})
+        out.update(
+            {
+                "steps": last.get("step", 0),
+                "engine": self.config.solver.engine,
+                "noisy_count": int(self.data.noisy.sum()),
+                "n": self.data.n,
+                "wall_seconds": self.wall_seconds,
+                "status": self.status.value,
+                "message": self.message,
+                "warnings": list(self.warnings),
+                "seed": self.config.seed,
+            }
+        )
         if self.solver_steps is not None:
             out["solver_steps"] = self.solver_steps
         return out
@@ -119,17 +138,23 @@ def record(result: RunResult, engine: Engine) -> dict[str, float]:
     sample_gap = np.min(np.where(np.isnan(gaps), np.inf, gaps), axis=1)
     margins = data.y_train * train.outputs
     saturation = relevant_saturation(train.probabilities, data.groups)
-    row = {"step": step, "time": result.config.training.alpha * step,
-           "train_loss": train.loss, "train_accuracy": train.accuracy,
-           "test_loss": test.loss, "test_accuracy": test.accuracy,
-           "clean_fitted": _mean(margins[~noisy] > 0), "noisy_fitted": _mean(margins[noisy] > 0),
-           "clean_gap_min": _minimum(sample_gap[~noisy]),
-           "clean_gap_mean": _mean(sample_gap[~noisy]),
-           "noisy_gap_min": _minimum(sample_gap[noisy]),
-           "noisy_gap_mean": _mean(sample_gap[noisy]),
-           "saturation_clean_mean": _mean(saturation[~noisy]),
-           "saturation_noisy_mean": _mean(saturation[noisy]),
-           "test_selects_relevant": _mean(data.groups[test.selected] == 0)}
+    row = {
+        "step": step,
+        "time": result.config.training.alpha * step,
+        "train_loss": train.loss,
+        "train_accuracy": train.accuracy,
+        "test_loss": test.loss,
+        "test_accuracy": test.accuracy,
+        "clean_fitted": _mean(margins[~noisy] > 0),
+        "noisy_fitted": _mean(margins[noisy] > 0),
+        "clean_gap_min": _minimum(sample_gap[~noisy]),
+        "clean_gap_mean": _mean(sample_gap[~noisy]),
+        "noisy_gap_min": _minimum(sample_gap[noisy]),
+        "noisy_gap_mean": _mean(sample_gap[noisy]),
+        "saturation_clean_mean": _mean(saturation[~noisy]),
+        "saturation_noisy_mean": _mean(saturation[noisy]),
+        "test_selects_relevant": _mean(data.groups[test.selected] == 0),
+    }
     norms = engine.parameter_norms()
     norms["invariant_drift_relative"] = norms["invariant_drift"] / engine.invariant_scale
     row.update(norms)
@@ -139,7 +164,8 @@ def record(result: RunResult, engine: Engine) -> dict[str, float]:
     result.train_logits.append(logits)
     result.train_probabilities.append(train.probabilities)
     result.test_probabilities.append(
-        test.probabilities[: result.config.recording.attention_test_samples])
+        test.probabilities[: result.config.recording.attention_test_samples]
+    )
     result.gaps.append(gaps)
     result.final_test_logits = test_logits
     return row
@@ -151,8 +177,10 @@ def check_row(row: dict[str, float], first: dict[str, float]) -> None:
     samples' gaps when no label is flipped, stay NaN without failing the run)."""
     for key, value in row.items():
         if not math.isfinite(value) and math.isfinite(first[key]):
-            raise NonFiniteError(f"non-finite {key} ({value}) recorded at step "
-                                 f"{row['step']:g}: the run was stopped. Lower alpha.")
+            raise NonFiniteError(
+                f"non-finite {key} ({value}) recorded at step "
+                f"{row['step']:g}: the run was stopped. Lower alpha."
+            )
 
 
 def health_warnings(config: RunConfig, row: dict[str, float], warned: set[str]) -> list[str]:
@@ -163,20 +191,29 @@ def health_warnings(config: RunConfig, row: dict[str, float], warned: set[str]) 
         warned.add("A5")
         bound = max_stable_step(config.model, config.training)
         if config.training.alpha > bound and config.solver.engine != "flow":
-            out.append(f"alpha={config.training.alpha:g} exceeds assumption A5's bound "
-                       f"{bound:.3g}: GD may not track gradient flow")
+            out.append(
+                f"alpha={config.training.alpha:g} exceeds assumption A5's bound "
+                f"{bound:.3g}: GD may not track gradient flow"
+            )
     drift = row.get("invariant_drift_relative", 0.0)
     if "drift" not in warned and config.solver.engine != "flow" and drift > DRIFT_WARNING:
         warned.add("drift")
-        out.append(f"invariant drift reached {drift:.3g} x ||W0 W0^T|| at step {row['step']:g} "
-                   f"(warning level {DRIFT_WARNING:g}): GD is far from gradient flow")
+        out.append(
+            f"invariant drift reached {drift:.3g} x ||W0 W0^T|| at step {row['step']:g} "
+            f"(warning level {DRIFT_WARNING:g}): GD is far from gradient flow"
+        )
     return out
 
 
-def simulate(config: RunConfig, data: Dataset | None = None, W0: np.ndarray | None = None,
-             progress: bool = False, engine: Engine | None = None,
-             on_record: Callable[[dict[str, float]], None] | None = None,
-             on_warning: Callable[[str], None] | None = None) -> RunResult:
+def simulate(
+    config: RunConfig,
+    data: Dataset | None = None,
+    W0: np.ndarray | None = None,
+    progress: bool = False,
+    engine: Engine | None = None,
+    on_record: Callable[[dict[str, float]], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> RunResult:
     """Train ``config`` (on ``data`` if given, else generated from the seed), recording at
     :func:`logging_steps`. ``on_record(row)`` is called after each log point (to stream the
     history), ``on_warning(text)`` for each warning. Ctrl-C, SIGTERM and a non-finite value
@@ -190,8 +227,14 @@ def simulate(config: RunConfig, data: Dataset | None = None, W0: np.ndarray | No
         engine = make_engine(config, data, W0) if engine is None else engine
         if progress:
             from tqdm.auto import tqdm
-            bar = tqdm(total=config.training.steps, unit="step", unit_scale=True,
-                       desc=config.solver.engine, dynamic_ncols=True)
+
+            bar = tqdm(
+                total=config.training.steps,
+                unit="step",
+                unit_scale=True,
+                desc=config.solver.engine,
+                dynamic_ncols=True,
+            )
         for step in logging_steps(config):
             engine.advance_to(step)
             row = record(result, engine)

@@ -8,6 +8,7 @@ engine mpmath).
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,8 @@ ENGINE_CLASSES: dict[str, tuple[str, str]] = {
 }
 
 
-def engine_class(name: str) -> type[Engine]:
+def engine_class(name: str) -> Any:
+    """The engine class called ``name`` (its module imported on first use)."""
     module, cls = ENGINE_CLASSES[name]
     return getattr(importlib.import_module(module), cls)
 
@@ -34,12 +36,18 @@ def make_engine(config: RunConfig, data: Dataset, W0: np.ndarray | None = None) 
     return engine_class(config.solver.engine)(config, data, W0)
 
 
-def __getattr__(name: str) -> type[Engine]:
+def __getattr__(name: str) -> Any:
     for engine, (_, cls) in ENGINE_CLASSES.items():
         if cls == name:
             return engine_class(engine)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Engine", "NonFiniteError", "ReducedCoordinates", "ENGINE_CLASSES", "engine_class",
-           "make_engine"]
+__all__ = [
+    "Engine",
+    "NonFiniteError",
+    "ReducedCoordinates",
+    "ENGINE_CLASSES",
+    "engine_class",
+    "make_engine",
+]

@@ -1,5 +1,4 @@
-r"""The interface every engine implements, the one step loop, and the shared set-up of the
-reduced coordinates.
+r"""The engine interface, the one step loop, and the reduced coordinates' set-up.
 
 An engine owns the trained state and answers four questions: the training logits, the
 effective query :math:`q = W^\top p`, the parameter norms, and the test logits. Time
@@ -29,7 +28,8 @@ def ensure_finite(values: np.ndarray, what: str, step: float) -> None:
     if values.dtype != object and not np.all(np.isfinite(values)):
         raise NonFiniteError(
             f"non-finite {what} at step {step:g}: the run was stopped. Lower alpha, or use "
-            "engine='mp' or 'flow' if the gaps are very large.")
+            "engine='mp' or 'flow' if the gaps are very large."
+        )
 
 
 class Engine(ABC):
@@ -50,10 +50,12 @@ class Engine(ABC):
         return logit_gradient(logits, self.scores, self.differences, self.labels, self.arithmetic)
 
     def advance_to(self, step: float) -> None:
-        """Run until ``step`` GD steps (flow time :math:`\\alpha\\,` ``step``) are done."""
+        r"""Run until ``step`` GD steps (flow time :math:`\alpha\,` ``step``) are done."""
         if step < self.steps_done:
-            raise ValueError(f"step={step:g} is invalid: the engine is at step "
-                             f"{self.steps_done:g} and cannot go back")
+            raise ValueError(
+                f"step={step:g} is invalid: the engine is at step "
+                f"{self.steps_done:g} and cannot go back"
+            )
         while self.steps_done < step:
             self.step(step)
 
@@ -63,17 +65,17 @@ class Engine(ABC):
 
     @abstractmethod
     def train_logits(self) -> np.ndarray:
-        """Logits :math:`a_{i,t} = x_{i,t}^\\top W^\\top p`, shape (n, T)."""
+        r"""Logits :math:`a_{i,t} = x_{i,t}^\top W^\top p`, shape (n, T)."""
 
     @abstractmethod
     def query(self) -> np.ndarray:
-        """The effective query :math:`q = W^\\top p` (float64, shape (d,))."""
+        r"""The effective query :math:`q = W^\top p` (float64, shape (d,))."""
 
     @abstractmethod
     def parameter_norms(self) -> dict[str, float]:
-        """``p_norm`` :math:`\\|p\\|`, ``weight_change_norm`` :math:`\\|W - W_0\\|_F`,
-        and ``invariant_drift`` :math:`\\|(WW^\\top - pp^\\top) - W_0W_0^\\top\\|_F` (zero
-        under gradient flow; :math:`O(\\alpha^2)` a GD step)."""
+        r"""``p_norm`` :math:`\|p\|`, ``weight_change_norm`` :math:`\|W - W_0\|_F`,
+        and ``invariant_drift`` :math:`\|(WW^\top - pp^\top) - W_0W_0^\top\|_F` (zero
+        under gradient flow; :math:`O(\alpha^2)` a GD step)."""
 
     def test_logits(self) -> np.ndarray:
         return self.data.X_test @ self.query()
@@ -100,16 +102,22 @@ class ReducedCoordinates:
     invariant_scale: float
 
     @classmethod
-    def build(cls, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-              block_rows: int = 512) -> ReducedCoordinates:
+    def build(
+        cls, config: RunConfig, data: Dataset, W0: np.ndarray | None = None, block_rows: int = 512
+    ) -> ReducedCoordinates:
         """One pass over :math:`W_0` in row blocks: :math:`O(d^2 N)` time, :math:`O(dN)`
         memory."""
         B = np.ascontiguousarray(data.X_train.reshape(-1, data.d).T)
         N = B.shape[1]
         K, C = np.zeros((N, N)), np.zeros((data.d, N))
-        blocks = ((slice(r, min(r + block_rows, data.d)), W0[r:r + block_rows])
-                  for r in range(0, data.d, block_rows)) if W0 is not None \
+        blocks = (
+            (
+                (slice(r, min(r + block_rows, data.d)), W0[r : r + block_rows])
+                for r in range(0, data.d, block_rows)
+            )
+            if W0 is not None
             else initial_weight_blocks(config, block_rows)
+        )
         second = fourth = 0.0
         for _, block in blocks:
             V_rows = block @ B

@@ -1,9 +1,9 @@
-"""Literal float64 GD on the full :math:`W \\in \\mathbb{R}^{d\\times d}` and :math:`p`.
+r"""Literal float64 GD on the full :math:`W \in \mathbb{R}^{d\times d}` and :math:`p`.
 
 .. math::
 
-    a_{i,t} = x_{i,t}^\\top W^\\top p, \\quad G = \\sum_{i,t} h_{i,t} x_{i,t}, \\quad
-    p \\leftarrow p - \\alpha W G, \\quad W \\leftarrow W - \\alpha p G^\\top .
+    a_{i,t} = x_{i,t}^\top W^\top p, \quad G = \sum_{i,t} h_{i,t} x_{i,t}, \quad
+    p \leftarrow p - \alpha W G, \quad W \leftarrow W - \alpha p G^\top .
 
 The reference anyone can read against the model's definition. :math:`O(d^2)` per step.
 """
@@ -33,8 +33,9 @@ class DenseEngine(Engine):
         self.p = np.zeros(data.d)
         self.tokens = data.X_train.reshape(-1, data.d)
         squares = self.W0 * self.W0
-        self.invariant_scale = conserved_scale(float(squares.mean()),
-                                               float((squares**2).mean()), data.d)
+        self.invariant_scale = conserved_scale(
+            float(squares.mean()), float((squares**2).mean()), data.d
+        )
 
     def step(self, until: float) -> None:
         logits = self.tokens @ (self.W.T @ self.p)
@@ -59,6 +60,8 @@ class DenseEngine(Engine):
         if self.data.d <= DENSE_DRIFT_MAX_D:
             drift_matrix = self.W @ self.W.T - np.outer(self.p, self.p) - self.W0 @ self.W0.T
             drift = float(np.linalg.norm(drift_matrix))
-        return {"p_norm": float(np.linalg.norm(self.p)),
-                "weight_change_norm": float(np.linalg.norm(self.W - self.W0)),
-                "invariant_drift": drift}
+        return {
+            "p_norm": float(np.linalg.norm(self.p)),
+            "weight_change_norm": float(np.linalg.norm(self.W - self.W0)),
+            "invariant_drift": drift,
+        }

@@ -1,14 +1,14 @@
-"""Gradient flow in reduced coordinates, in logarithmic time, with an adaptive solver.
+r"""Gradient flow in reduced coordinates, in logarithmic time, with an adaptive solver.
 
-Gradient flow is the :math:`\\alpha \\to 0` limit of GD in time :math:`t = \\alpha k`
+Gradient flow is the :math:`\alpha \to 0` limit of GD in time :math:`t = \alpha k`
 (:math:`k` = GD steps):
 
 .. math::
 
-    \\dot a = -(h + M\\,\\mathrm{Gram}\\,h), \\qquad \\dot M = -a h^\\top .
+    \dot a = -(h + M\,\mathrm{Gram}\,h), \qquad \dot M = -a h^\top .
 
-Gaps grow like :math:`\\log t` and the loss decays like :math:`1/t`, so the flow is
-integrated in :math:`s = \\log(1 + t)`, where :math:`dy/ds = (1 + t)\\,\\dot y` stays
+Gaps grow like :math:`\log t` and the loss decays like :math:`1/t`, so the flow is
+integrated in :math:`s = \log(1 + t)`, where :math:`dy/ds = (1 + t)\,\dot y` stays
 of order one: an explicit high-order solver (DOP853) then reaches :math:`10^{12}` GD
 steps and far beyond in a few hundred solver steps. States between solver steps
 come from the solver's dense output.
@@ -29,12 +29,17 @@ from verify.sim.kernels import logit_gradient
 
 
 class FlowEngine(ReducedEngine):
-    """Gradient flow; ``advance_to(k)`` moves to time :math:`t = \\alpha k`."""
+    r"""Gradient flow; ``advance_to(k)`` moves to time :math:`t = \alpha k`."""
 
     name = "flow"
 
-    def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-                 coordinates: ReducedCoordinates | None = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        data: Dataset,
+        W0: np.ndarray | None = None,
+        coordinates: ReducedCoordinates | None = None,
+    ):
         super().__init__(config, data, W0, coordinates)
         self.solver_steps = 0
         self._solver: DOP853 | None = None
@@ -58,8 +63,9 @@ class FlowEngine(ReducedEngine):
             Ka = K @ a
             logits = Ka + gram @ (M.T @ Ka)
             ensure_finite(logits, "training logits", math.expm1(s) / alpha)
-            h = logit_gradient(logits.reshape(n, T), scores, differences,
-                               labels).logit_gradient.reshape(-1)
+            h = logit_gradient(
+                logits.reshape(n, T), scores, differences, labels
+            ).logit_gradient.reshape(-1)
             scale = math.exp(s)  # dt/ds = 1 + t
             out = np.empty_like(y)
             out[:N] = -scale * (h + M @ (gram @ h))
@@ -75,13 +81,23 @@ class FlowEngine(ReducedEngine):
         if self._solver is None:
             horizon = max(target, self.log_time(self.config.training.steps, alpha))
             state = np.concatenate([self.a, self.M.reshape(-1)])
-            self._solver = DOP853(self._derivative(), 0.0, state, horizon,
-                                  rtol=self.config.solver.flow_rtol,
-                                  atol=self.config.solver.flow_atol)
+            self._solver = DOP853(
+                self._derivative(),
+                0.0,
+                state,
+                horizon,
+                rtol=self.config.solver.flow_rtol,
+                atol=self.config.solver.flow_atol,
+            )
         elif target > self._solver.t_bound:
-            self._solver = DOP853(self._derivative(), self._solver.t, self._solver.y, target,
-                                  rtol=self.config.solver.flow_rtol,
-                                  atol=self.config.solver.flow_atol)
+            self._solver = DOP853(
+                self._derivative(),
+                self._solver.t,
+                self._solver.y,
+                target,
+                rtol=self.config.solver.flow_rtol,
+                atol=self.config.solver.flow_atol,
+            )
         return self._solver
 
     def step(self, until: float) -> None:
@@ -94,8 +110,10 @@ class FlowEngine(ReducedEngine):
             solver.step()
             self.solver_steps += 1
             if solver.status == "failed":
-                raise NonFiniteError(f"the flow solver failed near step "
-                                     f"{math.expm1(solver.t) / alpha:g}: {solver.message}")
+                raise NonFiniteError(
+                    f"the flow solver failed near step "
+                    f"{math.expm1(solver.t) / alpha:g}: {solver.message}"
+                )
         reached = solver.t >= target or solver.status != "running"
         y = solver.dense_output()(target) if solver.t > target else solver.y
         N = self.a.shape[0]

@@ -26,8 +26,13 @@ class MpEngine(ReducedEngine):
 
     name = "mp"
 
-    def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-                 coordinates: ReducedCoordinates | None = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        data: Dataset,
+        W0: np.ndarray | None = None,
+        coordinates: ReducedCoordinates | None = None,
+    ):
         self.dps = config.solver.mp_dps
         with mpmath.workdps(self.dps):
             Engine.__init__(self, config, data, MPMATH)
@@ -51,4 +56,7 @@ class MpEngine(ReducedEngine):
             return super().train_logits()
 
     def _float_state(self) -> tuple[np.ndarray, np.ndarray]:
-        return (_to_float(self.a).astype(np.float64), _to_float(self.M).astype(np.float64))
+        return (
+            np.asarray(_to_float(self.a), dtype=np.float64),
+            np.asarray(_to_float(self.M), dtype=np.float64),
+        )

@@ -1,19 +1,21 @@
-"""GD in reduced coordinates: the same trajectory as the dense engine, in
-:math:`N = nT` coordinates, at :math:`O(N^2)` per step instead of :math:`O(d^2)`.
+r"""GD in reduced coordinates: the dense engine's trajectory at O(N^2) a step.
+
+The same trajectory as the dense engine, in :math:`N = nT` coordinates, at
+:math:`O(N^2)` per step instead of :math:`O(d^2)`.
 
 Derivation (checked against the dense engine in ``tests/test_engines.py``): with
-:math:`p = V a` and :math:`W = W_0 + V M B^\\top`, and :math:`h = \\partial L/\\partial a`
-(the logits), :math:`G = B h`, the GD step :math:`p \\leftarrow p - \\alpha W G`,
-:math:`W \\leftarrow W - \\alpha p G^\\top` becomes
+:math:`p = V a` and :math:`W = W_0 + V M B^\top`, and :math:`h = \partial L/\partial a`
+(the logits), :math:`G = B h`, the GD step :math:`p \leftarrow p - \alpha W G`,
+:math:`W \leftarrow W - \alpha p G^\top` becomes
 
 .. math::
 
-    a \\leftarrow a - \\alpha (h + M\\,\\mathrm{Gram}\\,h), \\qquad
-    M \\leftarrow M - \\alpha\\, a h^\\top
+    a \leftarrow a - \alpha (h + M\,\mathrm{Gram}\,h), \qquad
+    M \leftarrow M - \alpha\, a h^\top
 
 (both right-hand sides at the old state), since
-:math:`W G = W_0 B h + V M B^\\top B h = V (h + M\\,\\mathrm{Gram}\\,h)` and
-:math:`p G^\\top = V a h^\\top B^\\top`.
+:math:`W G = W_0 B h + V M B^\top B h = V (h + M\,\mathrm{Gram}\,h)` and
+:math:`p G^\top = V a h^\top B^\top`.
 """
 
 from __future__ import annotations
@@ -33,8 +35,13 @@ class ReducedEngine(Engine):
 
     name = "reduced"
 
-    def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-                 coordinates: ReducedCoordinates | None = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        data: Dataset,
+        W0: np.ndarray | None = None,
+        coordinates: ReducedCoordinates | None = None,
+    ):
         super().__init__(config, data, FLOAT64)
         self.coordinates = coordinates or ReducedCoordinates.build(config, data, W0)
         self.invariant_scale = self.coordinates.invariant_scale
@@ -45,7 +52,7 @@ class ReducedEngine(Engine):
 
     def _use(self, K: np.ndarray, gram: np.ndarray) -> None:
         self.K, self.gram = K, gram
-        self.alpha = self.arithmetic.asarray(self.config.training.alpha)[()]
+        self.alpha = self.arithmetic.asarray(np.asarray(self.config.training.alpha))[()]
 
     # -- dynamics --------------------------------------------------------------
     def _flat_logits(self, a: np.ndarray, M: np.ndarray) -> np.ndarray:
@@ -107,6 +114,7 @@ class ReducedEngine(Engine):
         return {
             "p_norm": math.sqrt(max(float(a @ K @ a), 0.0)),
             "weight_change_norm": math.sqrt(max(float(np.sum(MGMt * K)), 0.0)),
-            "invariant_drift": math.sqrt(max(float(np.sum((drift_matrix @ K)
-                                                          * (drift_matrix.T @ K).T)), 0.0)),
+            "invariant_drift": math.sqrt(
+                max(float(np.sum((drift_matrix @ K) * (drift_matrix.T @ K).T)), 0.0)
+            ),
         }
