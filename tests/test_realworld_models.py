@@ -180,8 +180,8 @@ def test_a_feature_cache_file_for_other_examples_is_recomputed(text_backbone, tm
 
 
 def test_config_rejects_bad_values_naming_them():
-    from verify.realworld.protocol import RealWorldConfig
     from theory.validation import InvalidParameter as ConfigError
+    from verify.realworld.protocol import RealWorldConfig
 
     with pytest.raises(ConfigError, match=r"n=3000 is invalid: allowed an integer <= train_pool"):
         RealWorldConfig(dataset="mnist", n=3000, eta=0.1)

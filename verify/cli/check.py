@@ -15,12 +15,13 @@ REPORT_FILES = ("report.md", "report.json")
 
 
 def command_check(args: argparse.Namespace) -> int:
-    from verify.checks.report import console_table, write_report
-    from verify.checks.suite import run_checks
-    from verify.interrupts import exit_status, sigterm_as_interrupt
     from verify.output.files import prepare_output_dir
 
     prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
+    from verify.checks.report import console_table, write_report
+    from verify.checks.suite import run_checks
+    from verify.interrupts import exit_status, sigterm_as_interrupt
+
     count = args.seeds if args.seeds is not None else (1 if args.quick else 3)
     seeds = tuple(range(count))
     bar = None

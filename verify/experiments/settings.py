@@ -287,7 +287,7 @@ DEFAULT_SCAN: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = (
 class LongtimeSettings(Validated):
     """Gradient-flow runs of the scanned configurations on log-spaced points."""
 
-    steps: int = parameter(10**13, Integer(10, 10**300), "GD-equivalent horizon of the flow")
+    steps: int = parameter(10**13, Integer(10), "GD-equivalent horizon of the flow")
     log_points: int = parameter(91, Integer(3, 10_000), "log-spaced points per run")
     seeds: int = parameter(3, Integer(1, 10_000), "seeds per scanned configuration (0..K-1)")
     benign_seeds: int = parameter(

@@ -260,6 +260,20 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
     path = Path(path)
     require(path.exists(), "data_from", shown, "an existing .npz file (no such file)")
     require(path.is_file(), "data_from", shown, "an .npz file (this is a directory)")
+    with open(path, "rb") as stream:
+        magic = stream.read(6)
+    require(
+        magic != b"\x93NUMPY",
+        "data_from",
+        shown,
+        "an .npz archive (this is a single .npy array; save with numpy.savez)",
+    )
+    require(
+        magic[:4] == b"PK\x03\x04",
+        "data_from",
+        shown,
+        "an .npz archive written by numpy.savez (this file is not a zip archive)",
+    )
     try:
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
