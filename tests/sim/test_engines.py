@@ -73,9 +73,9 @@ def test_mp_engine_agrees_with_float_engines():
     )
 
 
-def _max_gap_difference(config, data, coordinates, steps):
-    gd = ReducedEngine(config, data, coordinates=coordinates)
-    flow = FlowEngine(config, data, coordinates=coordinates)
+def _max_gap_difference(config, data, setup, steps):
+    gd = ReducedEngine(config, data, setup=setup)
+    flow = FlowEngine(config, data, setup=setup)
     worst = 0.0
     for step in np.linspace(0, steps, 11)[1:]:
         gd.advance_to(step)
@@ -88,14 +88,12 @@ def test_flow_tracks_gd_with_error_linear_in_alpha():
     """The GD - flow distance at a fixed time t halves when alpha halves (O(alpha))."""
     config = small(alpha=0.02, steps=2000)
     data = generate(config)
-    coordinates = ReducedEngine(config, data).coordinates
+    setup = ReducedEngine(config, data).setup
     horizon = config.training.alpha * config.training.steps
     errors = []
     for alpha in (0.02, 0.01):
         errors.append(
-            _max_gap_difference(
-                config.replace(alpha=alpha), data, coordinates, round(horizon / alpha)
-            )
+            _max_gap_difference(config.replace(alpha=alpha), data, setup, round(horizon / alpha))
         )
     assert errors[1] < errors[0]
     assert 1.6 < errors[0] / errors[1] < 2.5

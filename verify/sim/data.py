@@ -146,16 +146,22 @@ def noisy_mask(y_clean: np.ndarray, model: DataModel, rng: np.random.Generator) 
     return mask
 
 
+def signal_part(y_star: np.ndarray, model: DataModel) -> np.ndarray:
+    r"""The tokens' signal on the signal directions :math:`(e_1, e_2)`, shape (m, T, 2): a
+    token of group :math:`g` carries :math:`c_g\mu_{y^*} + c'_g\mu_{-y^*}`, with
+    :math:`\mu_{+1} = \|\mu\| e_1` and :math:`\mu_{-1} = \|\mu\| e_2`."""
+    own = np.array([model.groups[code].own for code in model.position_groups])
+    opposite = np.array([model.groups[code].opposite for code in model.position_groups])
+    positive = (y_star == 1)[:, None]
+    part = np.empty((y_star.shape[0], model.T, 2))
+    part[..., 0] = np.where(positive, own, opposite) * model.mu_norm
+    part[..., 1] = np.where(positive, opposite, own) * model.mu_norm
+    return part
+
+
 def add_signals(X: np.ndarray, y_star: np.ndarray, model: DataModel) -> np.ndarray:
-    """Add each token's group signal to the noise ``X`` (m, T, d) in place; returns ``X``."""
-    own = np.where(y_star == 1, 0, 1)  # coordinate of mu_{y*}
-    rows = np.arange(y_star.shape[0])
-    for t, code in enumerate(model.position_groups):
-        group = model.groups[code]
-        if group.own:
-            X[rows, t, own] += group.own * model.mu_norm
-        if group.opposite:
-            X[rows, t, 1 - own] += group.opposite * model.mu_norm
+    """Add each token's signal (:func:`signal_part`) to the noise ``X`` (m, T, d) in place."""
+    X[..., :2] += signal_part(y_star, model)
     return X
 
 
@@ -417,6 +423,7 @@ __all__ = [
     "draw_noise",
     "noisy_mask",
     "add_signals",
+    "signal_part",
     "signal_vectors",
     "head_vector",
     "balanced_labels",

@@ -89,8 +89,9 @@ def softmax(logits: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> np.ndarray:
 
 
 def score_differences(scores: np.ndarray) -> np.ndarray:
-    r""":math:`\Delta_{i,t,u} = \gamma_{i,t} - \gamma_{i,u}`, shape (n, T, T), fixed in training."""
-    return scores[:, :, None] - scores[:, None, :]
+    r""":math:`\Delta_{i,t,u} = \gamma_{i,t} - \gamma_{i,u}`, shape (..., n, T, T), fixed in
+    training."""
+    return scores[..., :, None] - scores[..., None, :]
 
 
 def logistic_loss(margins: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> np.ndarray:
@@ -123,15 +124,16 @@ def logit_gradient(
     r"""Cancellation-free :math:`h_{i,t} = \tfrac1n \ell'(y_i f_i) y_i s_{i,t}
     \sum_u s_{i,u} (\gamma_{i,t} - \gamma_{i,u})`.
 
-    ``differences`` is :func:`score_differences` of ``scores`` (precomputed once).
+    ``differences`` is :func:`score_differences` of ``scores`` (precomputed once). Arrays may
+    carry leading batch axes (independent runs): logits (..., n, T), labels (..., n).
     """
-    n = logits.shape[0]
+    n = logits.shape[-2]
     s = softmax(logits, arithmetic)
     f = (s * scores).sum(axis=-1)
-    centred = (s[:, None, :] * differences).sum(axis=-1)  # gamma_t - f, without cancellation
+    centred = (s[..., None, :] * differences).sum(axis=-1)  # gamma_t - f, no cancellation
     margins = labels * f
     slope = logistic_derivative(margins, arithmetic) * labels / n
-    return KernelOutput(s, f, margins, slope[:, None] * s * centred)
+    return KernelOutput(s, f, margins, slope[..., None] * s * centred)
 
 
 def naive_logit_gradient(

@@ -15,6 +15,7 @@ With one token per group these are exactly :math:`\langle x_R - x_t, q\rangle` a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,24 +87,24 @@ def relevant_saturation(probabilities: np.ndarray, groups: np.ndarray) -> np.nda
 
 
 def query_components(
-    q: np.ndarray, mu_plus: np.ndarray | None, mu_minus: np.ndarray | None
+    q_sq: float, q_signal: np.ndarray, has_signal: bool = True
 ) -> dict[str, float]:
-    r"""Split of :math:`q`: :math:`\langle q, \mu_{\pm1}\rangle/\|\mu\|` (signal learning) and
-    the norm of the rest :math:`\|q_\perp\|` (memorisation of training noise)."""
-    q_norm = float(np.linalg.norm(q))
-    if mu_plus is None or mu_minus is None:
+    r"""Split of :math:`q` from its moments: :math:`\langle q, \mu_{\pm1}\rangle/\|\mu\|`
+    (signal learning; the signals lie along :math:`e_1, e_2`) and the norm of the rest
+    :math:`\|q_\perp\| = (\|q\|^2 - q_1^2 - q_2^2)^{1/2}` (memorisation of training
+    noise); NaN for the split when the data carry no known signal directions."""
+    q_norm = math.sqrt(q_sq)
+    if not has_signal:
         return {
             "q_norm": q_norm,
-            "q_signal_plus": float("nan"),
-            "q_signal_minus": float("nan"),
-            "q_orthogonal_norm": float("nan"),
+            "q_signal_plus": math.nan,
+            "q_signal_minus": math.nan,
+            "q_orthogonal_norm": math.nan,
         }
-    basis = np.stack([mu_plus / np.linalg.norm(mu_plus), mu_minus / np.linalg.norm(mu_minus)])
-    coefficients = basis @ q
-    orthogonal = q - coefficients @ basis
+    plus, minus = float(q_signal[0]), float(q_signal[1])
     return {
         "q_norm": q_norm,
-        "q_signal_plus": float(coefficients[0]),
-        "q_signal_minus": float(coefficients[1]),
-        "q_orthogonal_norm": float(np.linalg.norm(orthogonal)),
+        "q_signal_plus": plus,
+        "q_signal_minus": minus,
+        "q_orthogonal_norm": math.sqrt(max(q_sq - plus * plus - minus * minus, 0.0)),
     }

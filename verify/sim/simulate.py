@@ -158,7 +158,7 @@ def record(result: RunResult, engine: Engine) -> dict[str, float]:
     norms = engine.parameter_norms()
     norms["invariant_drift_relative"] = norms["invariant_drift"] / engine.invariant_scale
     row.update(norms)
-    row.update(query_components(engine.query(), data.mu_plus, data.mu_minus))
+    row.update(query_components(*engine.query_moments(), has_signal=data.mu_plus is not None))
     result.steps.append(step)
     result.history.append(row)
     result.train_logits.append(logits)

@@ -14,7 +14,7 @@ import numpy as np
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines.base import Engine, NonFiniteError, ReducedCoordinates
+from verify.sim.engines.base import Engine, NonFiniteError
 
 #: Engine name -> (module, class).
 ENGINE_CLASSES: dict[str, tuple[str, str]] = {
@@ -46,7 +46,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Engine",
     "NonFiniteError",
-    "ReducedCoordinates",
     "ENGINE_CLASSES",
     "engine_class",
     "make_engine",

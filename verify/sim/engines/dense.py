@@ -17,7 +17,8 @@ from scipy.linalg.blas import dger
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, initial_weights
-from verify.sim.engines.base import Engine, conserved_scale, ensure_finite
+from verify.sim.engines.base import Engine, ensure_finite
+from verify.sim.statistics import conserved_scale
 
 #: Above this dimension the O(d^3) invariant drift is not computed by the dense engine.
 DENSE_DRIFT_MAX_D = 1000
@@ -53,6 +54,10 @@ class DenseEngine(Engine):
 
     def query(self) -> np.ndarray:
         return self.W.T @ self.p
+
+    def query_moments(self) -> tuple[float, np.ndarray]:
+        q = self.query()
+        return float(q @ q), q[:2].copy()
 
     def parameter_norms(self) -> dict[str, float]:
         """The drift is exact (:math:`O(d^3)`) for d <= DENSE_DRIFT_MAX_D, else NaN."""

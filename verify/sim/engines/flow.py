@@ -23,9 +23,10 @@ from scipy.integrate import DOP853
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines.base import NonFiniteError, ReducedCoordinates, ensure_finite
+from verify.sim.engines.base import NonFiniteError, ensure_finite
 from verify.sim.engines.reduced import ReducedEngine
 from verify.sim.kernels import logit_gradient
+from verify.sim.statistics import ReducedSetup, Statistics
 
 
 class FlowEngine(ReducedEngine):
@@ -38,9 +39,10 @@ class FlowEngine(ReducedEngine):
         config: RunConfig,
         data: Dataset,
         W0: np.ndarray | None = None,
-        coordinates: ReducedCoordinates | None = None,
+        setup: ReducedSetup | None = None,
+        statistics: Statistics | None = None,
     ):
-        super().__init__(config, data, W0, coordinates)
+        super().__init__(config, data, W0, setup, statistics)
         self.solver_steps = 0
         self._solver: DOP853 | None = None
 

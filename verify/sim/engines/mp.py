@@ -7,9 +7,10 @@ import numpy as np
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, initial_weights
-from verify.sim.engines.base import Engine, ReducedCoordinates
+from verify.sim.engines.base import Engine, reduced_setup
 from verify.sim.engines.reduced import ReducedEngine
 from verify.sim.kernels import MPMATH
+from verify.sim.statistics import ReducedSetup
 
 _to_float = np.frompyfunc(float, 1, 1)
 
@@ -31,16 +32,17 @@ class MpEngine(ReducedEngine):
         config: RunConfig,
         data: Dataset,
         W0: np.ndarray | None = None,
-        coordinates: ReducedCoordinates | None = None,
+        setup: ReducedSetup | None = None,
     ):
         self.dps = config.solver.mp_dps
         with mpmath.workdps(self.dps):
             Engine.__init__(self, config, data, MPMATH)
-            self.coordinates = coordinates or ReducedCoordinates.build(config, data, W0)
-            self.invariant_scale = self.coordinates.invariant_scale
+            self.setup = setup or reduced_setup(config, data, W0)
+            self.statistics = self.setup.statistics()
+            self.invariant_scale = self.statistics.invariant_scale
             if W0 is None:
                 W0 = initial_weights(config)
-            B = MPMATH.asarray(self.coordinates.B)
+            B = MPMATH.asarray(self.setup.Z)
             V = MPMATH.asarray(W0) @ B
             self._use(V.T @ V, B.T @ B)
             N = B.shape[1]

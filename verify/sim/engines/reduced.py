@@ -20,18 +20,18 @@ Derivation (checked against the dense engine in ``tests/test_engines.py``): with
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines.base import Engine, ReducedCoordinates, ensure_finite
+from verify.sim.engines.base import Engine, ensure_finite, reduced_setup
 from verify.sim.kernels import FLOAT64
+from verify.sim.statistics import ReducedSetup, Statistics
 
 
 class ReducedEngine(Engine):
-    """Float64 GD in reduced coordinates."""
+    """Float64 GD in reduced coordinates, on the :class:`~verify.sim.statistics.Statistics`
+    of the draws (and, for the query vector and a finite test set, the reduced set-up)."""
 
     name = "reduced"
 
@@ -40,12 +40,16 @@ class ReducedEngine(Engine):
         config: RunConfig,
         data: Dataset,
         W0: np.ndarray | None = None,
-        coordinates: ReducedCoordinates | None = None,
+        setup: ReducedSetup | None = None,
+        statistics: Statistics | None = None,
     ):
         super().__init__(config, data, FLOAT64)
-        self.coordinates = coordinates or ReducedCoordinates.build(config, data, W0)
-        self.invariant_scale = self.coordinates.invariant_scale
-        self._use(self.coordinates.K, self.coordinates.gram)
+        if statistics is None:
+            setup = setup or reduced_setup(config, data, W0)
+            statistics = setup.statistics()
+        self.setup, self.statistics = setup, statistics
+        self.invariant_scale = statistics.invariant_scale
+        self._use(statistics.K, statistics.gram)
         N = self.K.shape[0]
         self.a = np.zeros(N)
         self.M = np.zeros((N, N))
@@ -76,13 +80,24 @@ class ReducedEngine(Engine):
     def train_logits(self) -> np.ndarray:
         return self._flat_logits(self.a, self.M).reshape(self.data.n, self.data.T)
 
-    def query(self) -> np.ndarray:
-        a, M = self._float_state()
-        c = self.coordinates
-        return c.C @ a + c.B @ (M.T @ (c.K @ a))
-
     def _float_state(self) -> tuple[np.ndarray, np.ndarray]:
         return self.a, self.M
+
+    def query_moments(self) -> tuple[float, np.ndarray]:
+        return self.statistics.query_moments(*self._float_state())
+
+    def _require_setup(self) -> ReducedSetup:
+        if self.setup is None:
+            raise ValueError(
+                "this engine holds only the reduced statistics: the query "
+                "vector and finite test sets are not available"
+            )
+        return self.setup
+
+    def query(self) -> np.ndarray:
+        a, M = self._float_state()
+        setup = self._require_setup()
+        return setup.C0 @ a + setup.Z @ (M.T @ (self.statistics.K @ a))
 
     #: Test evaluations after which the test set is projected onto the reduced basis.
     TEST_PROJECTION_AFTER = 3
@@ -91,30 +106,20 @@ class ReducedEngine(Engine):
 
     def test_logits(self) -> np.ndarray:
         r"""Test logits :math:`X_{\text{test}} q`. After a few evaluations the test tokens are
-        projected once onto :math:`C` and :math:`B` (:math:`O(m T d N)`), so that each later
-        evaluation, :math:`(X C) a + (X B)(M^\top K a)`, costs :math:`O(m T N)` instead of
-        :math:`O(m T d)`."""
+        projected once onto :math:`C_0 = AZ` and :math:`Z` (:math:`O(m T d N)`), so that each
+        later evaluation, :math:`(X C_0) a + (X Z)(M^\top K a)`, costs :math:`O(m T N)`
+        instead of :math:`O(m T d)`."""
         self._test_evaluations += 1
         if self._test_evaluations <= self.TEST_PROJECTION_AFTER:
             return super().test_logits()
-        c = self.coordinates
+        setup = self._require_setup()
         if self._test_projection is None:
             tokens = self.data.X_test.reshape(-1, self.data.d)
-            self._test_projection = (tokens @ c.C, tokens @ c.B)
+            self._test_projection = (tokens @ setup.C0, tokens @ setup.Z)
         a, M = self._float_state()
         via_C, via_B = self._test_projection
-        flat = via_C @ a + via_B @ (M.T @ (c.K @ a))
+        flat = via_C @ a + via_B @ (M.T @ (self.statistics.K @ a))
         return flat.reshape(self.data.X_test.shape[:2])
 
     def parameter_norms(self) -> dict[str, float]:
-        a, M = self._float_state()
-        K, gram = self.coordinates.K, self.coordinates.gram
-        MGMt = M @ gram @ M.T
-        drift_matrix = M + M.T + MGMt - np.outer(a, a)
-        return {
-            "p_norm": math.sqrt(max(float(a @ K @ a), 0.0)),
-            "weight_change_norm": math.sqrt(max(float(np.sum(MGMt * K)), 0.0)),
-            "invariant_drift": math.sqrt(
-                max(float(np.sum((drift_matrix @ K) * (drift_matrix.T @ K).T)), 0.0)
-            ),
-        }
+        return self.statistics.parameter_norms(*self._float_state())
