@@ -49,23 +49,44 @@ def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResu
     """Train runs that share their draws (one :func:`shared_draws_key`) together."""
     first = configs[0]
     for config in configs:
-        require(shared_draws_key(config) == shared_draws_key(first), "configs", config.seed,
-                "runs that share seed, d, n, T, noise, label noise and initialisation")
-        require(config.training.steps == first.training.steps
-                and config.recording == first.recording, "steps", config.training.steps,
-                "the same steps and recording for every run of a batch")
-        require(config.recording.test_size == 0, "test_size", config.recording.test_size,
-                "0 in batched runs (their test metrics come from the population)")
+        require(
+            shared_draws_key(config) == shared_draws_key(first),
+            "configs",
+            config.seed,
+            "runs that share seed, d, n, T, noise, label noise and initialisation",
+        )
+        require(
+            config.training.steps == first.training.steps and config.recording == first.recording,
+            "steps",
+            config.training.steps,
+            "the same steps and recording for every run of a batch",
+        )
+        require(
+            config.recording.test_size == 0,
+            "test_size",
+            config.recording.test_size,
+            "0 in batched runs (their test metrics come from the population)",
+        )
     started = time.perf_counter()
     setup = shared_setup(first)
     datas = [generate(config, reuse_noise=True) for config in configs]
-    signals = np.stack([signal_part(data.y_clean, config.model).reshape(-1, 2)
-                        for data, config in zip(datas, configs, strict=True)])
-    engine = BatchedGD(setup, signals, np.stack([data.train_scores for data in datas]),
-                       np.stack([data.y_train for data in datas]),
-                       np.array([config.training.alpha for config in configs]), chunk)
-    results = [RunResult(config=config, data=data) for config, data in zip(configs, datas,
-                                                                             strict=True)]
+    signals = np.stack(
+        [
+            signal_part(data.y_clean, config.model).reshape(-1, 2)
+            for data, config in zip(datas, configs, strict=True)
+        ]
+    )
+    engine = BatchedGD(
+        setup,
+        signals,
+        np.stack([data.train_scores for data in datas]),
+        np.stack([data.y_train for data in datas]),
+        np.array([config.training.alpha for config in configs]),
+        chunk,
+    )
+    results = [
+        RunResult(config=config, data=data) for config, data in zip(configs, datas, strict=True)
+    ]
     views = [engine.view(run) for run in range(len(configs))]
     alive = list(range(len(configs)))
     for step in logging_steps(first):
@@ -88,20 +109,21 @@ def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResu
     return results
 
 
-def simulate_batch(configs: Sequence[RunConfig], chunk: int = 8,
-                   progress: Callable[[int, int], None] | None = None) -> list[RunResult]:
+def simulate_batch(
+    configs: Sequence[RunConfig], chunk: int = 8, progress: Callable[[int, int], None] | None = None
+) -> list[RunResult]:
     """Train every configuration (test_size 0), batching the runs that share their draws;
     results in the order of ``configs``."""
     results: list[RunResult | None] = [None] * len(configs)
     groups = group_by_draws(configs)
     for done, group in enumerate(groups, start=1):
-        for index, result in zip(group, simulate_group([configs[i] for i in group], chunk),
-                                 strict=True):
+        for index, result in zip(
+            group, simulate_group([configs[i] for i in group], chunk), strict=True
+        ):
             results[index] = result
         if progress:
             progress(done, len(groups))
     return [result for result in results if result is not None]
 
 
-__all__ = ["simulate_batch", "simulate_group", "group_by_draws", "shared_draws_key",
-           "shared_setup"]
+__all__ = ["simulate_batch", "simulate_group", "group_by_draws", "shared_draws_key", "shared_setup"]

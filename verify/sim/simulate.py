@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -125,7 +125,25 @@ def _minimum(values: np.ndarray) -> float:
     return float(np.min(values)) if values.size else math.nan
 
 
-def record(result: RunResult, engine: Engine) -> dict[str, float]:
+class Observable(Protocol):
+    """What :func:`record` reads of an engine (a single engine, or one run of a batch)."""
+
+    @property
+    def steps_done(self) -> float: ...
+
+    @property
+    def invariant_scale(self) -> float: ...
+
+    def train_logits(self) -> np.ndarray: ...
+
+    def test_logits(self) -> np.ndarray: ...
+
+    def query_moments(self) -> tuple[float, np.ndarray]: ...
+
+    def parameter_norms(self) -> dict[str, float]: ...
+
+
+def record(result: RunResult, engine: Observable) -> dict[str, float]:
     """Append one log point's observables to ``result``; returns the history row."""
     data = result.data
     step = float(engine.steps_done)
