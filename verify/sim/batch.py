@@ -72,7 +72,7 @@ def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResu
     datas = [generate(config, reuse_noise=True) for config in configs]
     signals = np.stack(
         [
-            signal_part(data.y_clean, config.model).reshape(-1, 2)
+            signal_part(np.asarray(data.y_clean), config.model).reshape(-1, 2)
             for data, config in zip(datas, configs, strict=True)
         ]
     )
