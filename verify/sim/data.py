@@ -377,15 +377,15 @@ def dataset_from_arrays(
     require(nu.shape == (d,), "data_from:nu", f"shape {nu.shape}", f"an array of shape ({d},)")
     W0 = arrays.get("W0")
     if W0 is not None:
-        W0 = _array(arrays, "W0", 2, f"({d}, {d})").astype(np.float64)
+        W0 = np.asarray(_array(arrays, "W0", 2, f"({d}, {d})"), dtype=np.float64)
         require(
             W0.shape == (d, d), "data_from:W0", f"shape {W0.shape}", f"an array of shape ({d}, {d})"
         )
     dataset = Dataset(
-        X_train=arrays["X_train"].astype(np.float64),
+        X_train=np.asarray(arrays["X_train"], dtype=np.float64),
         y_train=labels("y_train", n),
         y_clean=labels("y_clean", n) if "y_clean" in arrays else None,
-        X_test=arrays["X_test"].astype(np.float64),
+        X_test=np.asarray(arrays["X_test"], dtype=np.float64),
         y_test=labels("y_test", m),
         nu=nu.astype(np.float64),
         groups=position_groups(config.model),

@@ -130,7 +130,7 @@ def logit_gradient(
     n = logits.shape[-2]
     s = softmax(logits, arithmetic)
     f = (s * scores).sum(axis=-1)
-    centred = (s[..., None, :] * differences).sum(axis=-1)  # gamma_t - f, no cancellation
+    centred = (differences @ s[..., None])[..., 0]  # gamma_t - f, without cancellation
     margins = labels * f
     slope = logistic_derivative(margins, arithmetic) * labels / n
     return KernelOutput(s, f, margins, slope[..., None] * s * centred)

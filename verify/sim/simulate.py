@@ -140,29 +140,43 @@ class Observable(Protocol):
 
     def query_moments(self) -> tuple[float, np.ndarray]: ...
 
-    def parameter_norms(self) -> dict[str, float]: ...
+    def snapshot(self) -> Any: ...
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]: ...
 
 
-def record(result: RunResult, engine: Observable) -> dict[str, float]:
-    """Append one log point's observables to ``result``; returns the history row."""
+@dataclass
+class Capture:
+    """One log point as captured during the run: the training-side row, the per-sample
+    arrays, and the engine's snapshot from which the test logits and the parameter norms
+    are evaluated later, many points at a time (see :meth:`Observable.evaluate`)."""
+
+    row: dict[str, float]
+    logits: np.ndarray
+    probabilities: np.ndarray
+    gaps: np.ndarray
+    snapshot: Any
+
+
+def capture(result: RunResult, engine: Observable) -> Capture:
+    """The training-side observables of the engine's current state, and its snapshot."""
     data = result.data
     step = float(engine.steps_done)
     logits = np.asarray(engine.train_logits(), dtype=np.float64)
     train = split_metrics(logits, data.train_scores, data.y_train)
-    test_logits = engine.test_logits()
-    test = split_metrics(test_logits, data.test_scores, data.y_test)
     noisy = data.noisy
     gaps = attention_gaps(logits, data.groups, noisy)
     sample_gap = np.min(np.where(np.isnan(gaps), np.inf, gaps), axis=1)
     margins = data.y_train * train.outputs
     saturation = relevant_saturation(train.probabilities, data.groups)
+    nan = math.nan
     row = {
         "step": step,
         "time": result.config.training.alpha * step,
         "train_loss": train.loss,
         "train_accuracy": train.accuracy,
-        "test_loss": test.loss,
-        "test_accuracy": test.accuracy,
+        "test_loss": nan,
+        "test_accuracy": nan,
         "clean_fitted": _mean(margins[~noisy] > 0),
         "noisy_fitted": _mean(margins[noisy] > 0),
         "clean_gap_min": _minimum(sample_gap[~noisy]),
@@ -171,22 +185,51 @@ def record(result: RunResult, engine: Observable) -> dict[str, float]:
         "noisy_gap_mean": _mean(sample_gap[noisy]),
         "saturation_clean_mean": _mean(saturation[~noisy]),
         "saturation_noisy_mean": _mean(saturation[noisy]),
-        "test_selects_relevant": _mean(data.groups[test.selected] == 0),
+        "test_selects_relevant": nan,
+        "p_norm": nan,
+        "weight_change_norm": nan,
+        "invariant_drift": nan,
+        "invariant_drift_relative": nan,
     }
-    norms = engine.parameter_norms()
-    norms["invariant_drift_relative"] = norms["invariant_drift"] / engine.invariant_scale
-    row.update(norms)
     row.update(query_components(*engine.query_moments(), has_signal=data.mu_plus is not None))
-    result.steps.append(step)
-    result.history.append(row)
-    result.train_logits.append(logits)
-    result.train_probabilities.append(train.probabilities)
-    result.test_probabilities.append(
-        test.probabilities[: result.config.recording.attention_test_samples]
-    )
-    result.gaps.append(gaps)
-    result.final_test_logits = test_logits
-    return row
+    return Capture(row, logits, train.probabilities, gaps, engine.snapshot())
+
+
+def complete(
+    result: RunResult, captured: list[Capture], engine: Observable
+) -> list[dict[str, float]]:
+    """Evaluate the captured points' test logits and parameter norms (all at once), append
+    the points to ``result`` and return their completed rows."""
+    data = result.data
+    rows = []
+    for point, (test_logits, norms) in zip(
+        captured, engine.evaluate([point.snapshot for point in captured]), strict=True
+    ):
+        test = split_metrics(test_logits, data.test_scores, data.y_test)
+        row = point.row
+        row.update(
+            test_loss=test.loss,
+            test_accuracy=test.accuracy,
+            test_selects_relevant=_mean(data.groups[test.selected] == 0),
+            **norms,
+        )
+        row["invariant_drift_relative"] = norms["invariant_drift"] / engine.invariant_scale
+        result.steps.append(row["step"])
+        result.history.append(row)
+        result.train_logits.append(point.logits)
+        result.train_probabilities.append(point.probabilities)
+        result.test_probabilities.append(
+            test.probabilities[: result.config.recording.attention_test_samples]
+        )
+        result.gaps.append(point.gaps)
+        result.final_test_logits = test_logits
+        rows.append(row)
+    return rows
+
+
+def record(result: RunResult, engine: Observable) -> dict[str, float]:
+    """Append one log point's observables to ``result``; returns the history row."""
+    return complete(result, [capture(result, engine)], engine)[0]
 
 
 def check_row(row: dict[str, float], first: dict[str, float]) -> None:
@@ -223,6 +266,66 @@ def health_warnings(config: RunConfig, row: dict[str, float], warned: set[str]) 
     return out
 
 
+#: Seconds between evaluations of the captured log points (test logits and norms are
+#: evaluated many points at a time; a run killed outright loses at most this much).
+FLUSH_SECONDS = 1.0
+
+
+class Recorder:
+    """Captures log points as the run reaches them and completes them in batches: every
+    :data:`FLUSH_SECONDS`, at the end, and when the run stops early."""
+
+    def __init__(
+        self,
+        result: RunResult,
+        engine: Observable,
+        on_record: Callable[[dict[str, float]], None] | None,
+        on_warning: Callable[[str], None] | None,
+    ):
+        self.result, self.engine = result, engine
+        self.on_record, self.on_warning = on_record, on_warning
+        self.pending: list[Capture] = []
+        self.warned: set[str] = set()
+        self.flushed_at = time.perf_counter()
+
+    def capture(self) -> None:
+        self.pending.append(capture(self.result, self.engine))
+        if time.perf_counter() - self.flushed_at >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Complete the pending points; a non-finite quantity keeps the points up to the
+        failing one and raises :class:`NonFiniteError`."""
+        captured, self.pending = self.pending, []
+        self.flushed_at = time.perf_counter()
+        start = len(self.result.history)
+        for index, row in enumerate(complete(self.result, captured, self.engine)):
+            if self.on_record:
+                self.on_record(row)
+            try:
+                check_row(row, self.result.history[0])
+            except NonFiniteError:
+                truncate(self.result, start + index + 1)
+                raise
+            for warning in health_warnings(self.result.config, row, self.warned):
+                self.result.warnings.append(warning)
+                if self.on_warning:
+                    self.on_warning(warning)
+
+
+def truncate(result: RunResult, count: int) -> None:
+    """Keep the first ``count`` log points of ``result``."""
+    for name in (
+        "steps",
+        "history",
+        "train_logits",
+        "train_probabilities",
+        "test_probabilities",
+        "gaps",
+    ):
+        del getattr(result, name)[count:]
+
+
 def simulate(
     config: RunConfig,
     data: Dataset | None = None,
@@ -233,16 +336,18 @@ def simulate(
     on_warning: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Train ``config`` (on ``data`` if given, else generated from the seed), recording at
-    :func:`logging_steps`. ``on_record(row)`` is called after each log point (to stream the
-    history), ``on_warning(text)`` for each warning. Ctrl-C, SIGTERM and a non-finite value
-    end the run early; the result keeps every finished log point and says why."""
+    :func:`logging_steps`. ``on_record(row)`` is called for each completed log point (to
+    stream the history), ``on_warning(text)`` for each warning. Ctrl-C, SIGTERM and a
+    non-finite value end the run early; the result keeps every finished log point and
+    says why."""
     started = time.perf_counter()
     data = generate(config) if data is None else data
     result = RunResult(config=config, data=data)
-    warned: set[str] = set()
+    recorder: Recorder | None = None
     bar = None
     try:
         engine = make_engine(config, data, W0) if engine is None else engine
+        recorder = Recorder(result, engine, on_record, on_warning)
         if progress:
             from tqdm.auto import tqdm
 
@@ -255,21 +360,17 @@ def simulate(
             )
         for step in logging_steps(config):
             engine.advance_to(step)
-            row = record(result, engine)
-            if on_record:
-                on_record(row)
-            check_row(row, result.history[0])
-            for warning in health_warnings(config, row, warned):
-                result.warnings.append(warning)
-                if on_warning:
-                    on_warning(warning)
+            recorder.capture()
             if bar is not None:
                 bar.update(step - bar.n)
+        recorder.flush()
     except KeyboardInterrupt as interrupt:
         result.status, result.message = RunStatus.INTERRUPTED, reason(interrupt)
         result.signal = exit_status(interrupt) - 128
+        _flush_quietly(recorder, result)
     except NonFiniteError as error:
         result.status, result.message = RunStatus.FAILED, str(error)
+        _flush_quietly(recorder, result)
     finally:
         if bar is not None:
             bar.close()
@@ -277,6 +378,18 @@ def simulate(
         result.solver_steps = engine.solver_steps
     result.wall_seconds = time.perf_counter() - started
     return result
+
+
+def _flush_quietly(recorder: Recorder | None, result: RunResult) -> None:
+    """After an early stop: complete what was captured (a second stop, or a non-finite
+    value in it, keeps what is complete)."""
+    if recorder is None or not recorder.pending:
+        return
+    try:
+        recorder.flush()
+    except (KeyboardInterrupt, NonFiniteError) as error:
+        if result.status is RunStatus.COMPLETED:
+            result.status, result.message = RunStatus.FAILED, str(error)
 
 
 __all__ = ["RunStatus", "RunResult", "simulate", "record", "logging_steps", "DRIFT_WARNING"]

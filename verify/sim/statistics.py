@@ -59,16 +59,31 @@ class Statistics:
     def parameter_norms(self, a: np.ndarray, M: np.ndarray) -> dict[str, float]:
         r""":math:`\|p\| = (a^\top K a)^{1/2}`, :math:`\|W - W_0\|_F =
         \mathrm{tr}(M\,\mathrm{Gram}\,M^\top K)^{1/2}` and the invariant drift
-        :math:`\|V D V^\top\|_F` with :math:`D = M + M^\top + M\,\mathrm{Gram}\,M^\top -
-        a a^\top` (:math:`p = V a`, :math:`W - W_0 = V M B^\top`, :math:`V = W_0 B`)."""
+        :math:`\|V D V^\top\|_F = \mathrm{tr}(DKDK)^{1/2}` with :math:`D = M + M^\top +
+        M\,\mathrm{Gram}\,M^\top - a a^\top` (:math:`p = V a`, :math:`W - W_0 = V M B^\top`,
+        :math:`V = W_0 B`)."""
+        return self.stacked_norms(a[None], M[None])[0]
+
+    def stacked_norms(self, a: np.ndarray, M: np.ndarray) -> list[dict[str, float]]:
+        """:meth:`parameter_norms` of many states, ``a`` (L, N) and ``M`` (L, N, N)."""
         K, gram = self.K, self.gram
-        MGMt = M @ gram @ M.T
-        drift = M + M.T + MGMt - np.outer(a, a)
-        return {
-            "p_norm": math.sqrt(max(float(a @ K @ a), 0.0)),
-            "weight_change_norm": math.sqrt(max(float(np.sum(MGMt * K)), 0.0)),
-            "invariant_drift": math.sqrt(max(float(np.sum((drift @ K) * (drift.T @ K).T)), 0.0)),
-        }
+        Mt = np.swapaxes(M, 1, 2)
+        MGMt = (M @ gram) @ Mt
+        DK = (M + Mt + MGMt - a[:, :, None] * a[:, None, :]) @ K
+        squares = zip(
+            np.einsum("li,ij,lj->l", a, K, a),
+            np.einsum("lij,ij->l", MGMt, K),
+            np.einsum("lij,lji->l", DK, DK),
+            strict=True,
+        )
+        return [
+            {
+                "p_norm": math.sqrt(max(float(p), 0.0)),
+                "weight_change_norm": math.sqrt(max(float(w), 0.0)),
+                "invariant_drift": math.sqrt(max(float(s), 0.0)),
+            }
+            for p, w, s in squares
+        ]
 
 
 def conserved_scale(second: float, fourth: float, d: int) -> float:

@@ -114,6 +114,15 @@ class Engine(ABC):
     def test_logits(self) -> np.ndarray:
         return self.data.X_test @ self.query()
 
+    def snapshot(self) -> Any:
+        """What :meth:`evaluate` needs of the current state (here: its evaluation)."""
+        return self.test_logits(), self.parameter_norms()
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
+        """``(test logits, parameter norms)`` of each snapshot (engines that snapshot their
+        state evaluate many at once here)."""
+        return list(snapshots)
+
 
 def reduced_setup(
     config: RunConfig, data: Dataset, W0: np.ndarray | None = None, block_rows: int = 512

@@ -19,6 +19,8 @@ states stay in the processor's cache.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from verify.sim.engines.base import ensure_finite, single_blas_thread
@@ -136,6 +138,12 @@ class BatchedRunView:
 
     def test_logits(self) -> np.ndarray:
         return np.zeros((0, self.batch.T))
+
+    def snapshot(self) -> tuple[np.ndarray, dict[str, float]]:
+        return self.test_logits(), self.parameter_norms()
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
+        return list(snapshots)
 
     def parameter_norms(self) -> dict[str, float]:
         return self.statistics.parameter_norms(self.batch.a[self.run], self.batch.M[self.run])

@@ -20,11 +20,13 @@ Derivation (checked against the dense engine in ``tests/test_engines.py``): with
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines.base import Engine, ensure_finite, reduced_setup
+from verify.sim.engines.base import Engine, ensure_finite, reduced_setup, single_blas_thread
 from verify.sim.kernels import FLOAT64
 from verify.sim.statistics import ReducedSetup, Statistics
 
@@ -53,6 +55,27 @@ class ReducedEngine(Engine):
         N = self.K.shape[0]
         self.a = np.zeros(N)
         self.M = np.zeros((N, N))
+        # The rank-1 updates of M wait in (N, RANK1_BLOCK) buffers and are folded into M by
+        # one matrix product every RANK1_BLOCK steps (float64 only).
+        self._pending_a = np.empty((N, self.RANK1_BLOCK))
+        self._pending_h = np.empty((N, self.RANK1_BLOCK))
+
+    #: Steps whose rank-1 updates of M are folded in together.
+    RANK1_BLOCK = 16
+    _pending = 0
+
+    @property
+    def M(self) -> np.ndarray:
+        """:math:`M`, with the waiting rank-1 updates folded in."""
+        if self._pending:
+            k = self._pending
+            self._M -= self.alpha * (self._pending_a[:, :k] @ self._pending_h[:, :k].T)
+            self._pending = 0
+        return self._M
+
+    @M.setter
+    def M(self, value: np.ndarray) -> None:
+        self._M, self._pending = value, 0
 
     def _use(self, K: np.ndarray, gram: np.ndarray) -> None:
         self.K, self.gram = K, gram
@@ -70,11 +93,33 @@ class ReducedEngine(Engine):
         return self.kernel(logits.reshape(n, T)).logit_gradient.reshape(-1)
 
     def step(self, until: float) -> None:
-        h = self._flat_gradient(self.a, self.M)
-        update_a = h + self.M @ (self.gram @ h)
-        self.M -= self.alpha * np.outer(self.a, h)
-        self.a = self.a - self.alpha * update_a
+        if self.arithmetic is not FLOAT64:
+            h = self._flat_gradient(self.a, self.M)
+            update_a = h + self.M @ (self.gram @ h)
+            self.M -= self.alpha * np.outer(self.a, h)
+            self.a = self.a - self.alpha * update_a
+        else:
+            self._float64_step()
         self.steps_done += 1
+
+    def _float64_step(self) -> None:
+        r"""One GD step with :math:`M = M_0 - \alpha \sum_j a_j h_j^\top` over the waiting
+        updates: :math:`M^\top v` and :math:`M v` cost :math:`O(N^2 + Nk)`, and the
+        :math:`k` rank-1 terms are folded into :math:`M_0` by one matrix product."""
+        k, alpha = self._pending, self.alpha
+        A, H = self._pending_a[:, :k], self._pending_h[:, :k]
+        Ka = self.K @ self.a
+        u = Ka @ self._M - alpha * (H @ (Ka @ A))  # M^T K a
+        logits = Ka + self.gram @ u
+        ensure_finite(logits, "training logits", self.steps_done)
+        h = self.kernel(logits.reshape(self.data.n, self.data.T)).logit_gradient.reshape(-1)
+        Gh = self.gram @ h
+        MGh = self._M @ Gh - alpha * (A @ (H.T @ Gh))  # M Gram h
+        self._pending_a[:, k], self._pending_h[:, k] = self.a, h
+        self._pending = k + 1
+        self.a = self.a - alpha * (h + MGh)
+        if self._pending == self.RANK1_BLOCK:
+            _ = self.M  # fold
 
     # -- observables -----------------------------------------------------------
     def train_logits(self) -> np.ndarray:
@@ -99,27 +144,32 @@ class ReducedEngine(Engine):
         setup = self._require_setup()
         return setup.C0 @ a + setup.Z @ (M.T @ (self.statistics.K @ a))
 
-    #: Test evaluations after which the test set is projected onto the reduced basis.
-    TEST_PROJECTION_AFTER = 3
-    _test_evaluations = 0
-    _test_projection: tuple[np.ndarray, np.ndarray] | None = None
-
-    def test_logits(self) -> np.ndarray:
-        r"""Test logits :math:`X_{\text{test}} q`. After a few evaluations the test tokens are
-        projected once onto :math:`C_0 = AZ` and :math:`Z` (:math:`O(m T d N)`), so that each
-        later evaluation, :math:`(X C_0) a + (X Z)(M^\top K a)`, costs :math:`O(m T N)`
-        instead of :math:`O(m T d)`."""
-        self._test_evaluations += 1
-        if self._test_evaluations <= self.TEST_PROJECTION_AFTER:
-            return super().test_logits()
-        setup = self._require_setup()
-        if self._test_projection is None:
-            tokens = self.data.X_test.reshape(-1, self.data.d)
-            self._test_projection = (tokens @ setup.C0, tokens @ setup.Z)
+    def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
+        """The state :math:`(a, M)`, copied (float64)."""
         a, M = self._float_state()
-        via_C, via_B = self._test_projection
-        flat = via_C @ a + via_B @ (M.T @ (self.statistics.K @ a))
-        return flat.reshape(self.data.X_test.shape[:2])
+        return a.copy(), M.copy()
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
+        r"""Test logits and parameter norms of many snapshots at once: the queries
+        :math:`q_k = C_0 a_k + Z u_k` of all points meet the test tokens in one matrix
+        product (the test set is read once, not once per point), and the norms are
+        stacked products of :math:`N \times N` matrices."""
+        if not snapshots:
+            return []
+        a = np.stack([state[0] for state in snapshots])
+        M = np.stack([state[1] for state in snapshots])
+        with single_blas_thread():  # many small products
+            norms = self.statistics.stacked_norms(a, M)
+        test = self.data.X_test
+        if test.shape[0] == 0:
+            logits = [np.zeros((0, self.data.T))] * len(snapshots)
+        else:
+            setup = self._require_setup()
+            u = np.einsum("lji,lj->li", M, a @ self.statistics.K.T)
+            queries = a @ setup.C0.T + u @ setup.Z.T  # (points, d)
+            flat = test.reshape(-1, self.data.d) @ queries.T  # (m T, points)
+            logits = [flat[:, k].reshape(test.shape[:2]) for k in range(len(snapshots))]
+        return list(zip(logits, norms, strict=True))
 
     def parameter_norms(self) -> dict[str, float]:
         return self.statistics.parameter_norms(*self._float_state())
