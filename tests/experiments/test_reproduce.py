@@ -56,7 +56,7 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path, capsys):
         "not-overfitting",
     }
     runs = len(list((out / "runs").glob("*.json")))
-    assert runs == 3 * 2 + 25
+    assert runs == 3 * 2 + 5  # six preset runs, five phase-diagram columns
 
     again = run_experiment(
         reproduction(ReproduceSettings.quick()),
@@ -65,7 +65,7 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path, capsys):
         progress=False,
         figures=False,
     )
-    assert again["sweeps"]["phase_diagram_computed_runs"] == 0
+    assert again["sweeps"]["columns_computed"] == 0
 
     shutil.rmtree(out / "figures")
     shutil.rmtree(out / "runs")  # figures need nothing but the tables

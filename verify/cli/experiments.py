@@ -1,4 +1,4 @@
-"""``reproduce``, ``sweep-boundaries``, ``longtime`` and ``precision``.
+"""``reproduce``, ``phase-diagram``, ``sweep-boundaries``, ``longtime`` and ``precision``.
 
 The sweeps are resumable: finished runs live in ``OUT/runs/<key>.json`` and rerunning the
 same command skips them. Ctrl-C or SIGTERM stops a sweep without losing finished runs
@@ -110,6 +110,14 @@ def redraw_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_phase_diagram(args: argparse.Namespace) -> int:
+    from verify.experiments.phase_diagram import phase_diagram
+    from verify.experiments.settings import PhaseDiagramSettings
+
+    settings = _settings(args, PhaseDiagramSettings(), PhaseDiagramSettings.quick)
+    return run_experiment_command(args, phase_diagram(settings))
+
+
 def command_boundaries(args: argparse.Namespace) -> int:
     from verify.experiments.boundaries import boundary_sweep
     from verify.experiments.settings import BoundarySettings
@@ -162,6 +170,7 @@ def register(commands: Any) -> None:
     from verify.experiments.settings import (
         BoundarySettings,
         LongtimeSettings,
+        PhaseDiagramSettings,
         PrecisionSettings,
         ReproduceSettings,
     )
@@ -180,6 +189,17 @@ def register(commands: Any) -> None:
         "--figures-only", action="store_true", help="redraw the figures from OUT/tables and stop"
     )
 
+    _add_experiment(
+        commands,
+        "phase-diagram",
+        command_phase_diagram,
+        PhaseDiagramSettings(),
+        "final train and test metrics over a (d, ||mu||) grid (the paper's Figure 4, right)",
+        "The paper's 39 x 39 phase diagram (d in 250..5000, ||mu|| in 5..100, 1000 GD "
+        "steps): each column's runs train together on the batched engine; test metrics "
+        "over the data distribution; tables, then the figure.",
+        "a 5 x 5 grid at small d",
+    )
     _add_experiment(
         commands,
         "sweep-boundaries",

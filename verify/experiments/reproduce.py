@@ -2,11 +2,11 @@ r"""Reproduce the paper's synthetic experiments (Figures 1-5 and the phase diagr
 
 Pipeline (each stage reads only what the previous one wrote):
 
-1. sweeps (:mod:`verify.experiments.sweep`): the three presets x ``seeds`` with full trajectories
-   (worker :func:`verify.experiments.workers.trajectory`), and the phase-diagram grid
-   :math:`d \in \mathrm{linspace}(250, 5000, 39)` x
-   :math:`\|\mu\| \in \mathrm{linspace}(5, 100, 39)` with final states only
-   (worker :func:`verify.experiments.workers.final_state`); one JSON record per run in ``runs/``;
+1. sweeps (:mod:`verify.experiments.sweep`): the three presets x ``seeds`` with full
+   trajectories (worker :func:`verify.experiments.workers.trajectory`), and the phase
+   diagram's grid :math:`d \in \mathrm{linspace}(250, 5000, 39)` x
+   :math:`\|\mu\| \in \mathrm{linspace}(5, 100, 39)`, a column per sweep point
+   (:mod:`verify.experiments.phase_diagram`); one JSON record per point in ``runs/``;
 2. tables (CSV, and Parquet when available) in ``tables/``, plus the accuracy table
    next to the paper's numbers as Markdown, and ``reproduce.json`` (settings, versions,
    wall times);
@@ -15,20 +15,19 @@ Pipeline (each stage reads only what the previous one wrote):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verify.checks.regimes import classify_regime
 from verify.experiments.driver import Experiment, ExperimentOutput
+from verify.experiments.phase_diagram import compute_phase_diagram
 from verify.experiments.settings import ReproduceSettings
 from verify.experiments.sweep import Executor, ResultStore, run_sweep
-from verify.experiments.workers import final_state, trajectory
+from verify.experiments.workers import trajectory
 from verify.output.tables import markdown_table, number
-from verify.sim.config import PAPER_ACCURACY, RunConfig
+from verify.sim.config import PAPER_ACCURACY
 
 #: Quantities of the preset table, and the paper's value where it reports one.
 PRESET_QUANTITIES = (
@@ -48,15 +47,6 @@ def preset_points(settings: ReproduceSettings) -> list[dict[str, Any]]:
         {"regime": name, "config": settings.preset_config(name, d, mu, seed).to_dict()}
         for name, d, mu in settings.presets
         for seed in range(settings.seeds)
-    ]
-
-
-def phase_points(settings: ReproduceSettings) -> list[dict[str, Any]]:
-    return [
-        {"config": settings.phase_config(d, mu, seed).to_dict()}
-        for d in settings.phase_d
-        for mu in settings.phase_mu
-        for seed in range(settings.phase_seeds)
     ]
 
 
@@ -181,60 +171,6 @@ def accuracy_markdown(rows: Sequence[dict[str, Any]], settings: ReproduceSetting
     return markdown_table(header, body) + note
 
 
-def phase_rows(
-    records: Sequence[dict[str, Any]], settings: ReproduceSettings
-) -> list[dict[str, Any]]:
-    rows = []
-    for record in records:
-        config, result = RunConfig.from_dict(record["config"]).flat(), record["result"]
-        row = {
-            "d": config["d"],
-            "mu_norm": config["mu_norm"],
-            "seed": config["seed"],
-            "n": config["n"],
-            "steps": result.get("step"),
-        }
-        for key in (
-            "train_loss",
-            "test_loss",
-            "train_accuracy",
-            "test_accuracy",
-            "clean_fitted",
-            "noisy_fitted",
-            "test_selects_relevant",
-        ):
-            row[key] = number(result.get(key))
-        row["snr"] = config["mu_norm"] / np.sqrt(config["d"])
-        row["regime"] = classify_regime(
-            row["noisy_fitted"], row["test_accuracy"], settings.thresholds
-        )
-        row["status"] = result.get("status", "")
-        rows.append(row)
-    return rows
-
-
-def phase_theory_rows(settings: ReproduceSettings) -> list[dict[str, Any]]:
-    r"""The theory's benign | not-overfitting boundary over the grid's d: the stage-1
-    threshold :math:`\|\mu\| = \sqrt{\theta\,\sigma_\epsilon^2 d / n}` of
-    :func:`theory.predictions.overfitting_threshold`."""
-    from theory.predictions import overfitting_threshold
-
-    rows = []
-    for d in np.linspace(min(settings.phase_d), max(settings.phase_d), 60):
-        config = settings.phase_config(int(round(d)), 20.0, 0)
-        theta = overfitting_threshold(config.model, config.training)
-        mu = math.sqrt(theta * config.model.sigma_eps**2 * config.model.d / config.model.n)
-        rows.append(
-            {
-                "boundary": "benign|not-overfitting (stage 1)",
-                "label": f"stage-1 n SNR² = {theta:.3g} (theory)",
-                "d": config.model.d,
-                "mu_norm": mu,
-            }
-        )
-    return rows
-
-
 # -- the whole pipeline --------------------------------------------------------------
 
 
@@ -257,22 +193,10 @@ def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
         presets = run_sweep(
             preset_points(settings), trajectory, store, executor, progress=progress, desc="presets"
         )
-        phase = run_sweep(
-            phase_points(settings),
-            final_state,
-            store,
-            executor,
-            progress=progress,
-            desc="phase diagram",
-        )
+        phase = compute_phase_diagram(settings.phase_diagram, store, executor, progress)
         output = preset_tables(presets.records, settings)
-        output.tables["phase_diagram"] = phase_rows(phase.records, settings)
-        output.tables["phase_theory"] = phase_theory_rows(settings)
-        output.record["sweeps"] = {
-            "presets_seconds": presets.wall_seconds,
-            "phase_diagram_seconds": phase.wall_seconds,
-            "phase_diagram_computed_runs": phase.computed,
-        }
+        output.tables.update(phase.tables)
+        output.record["sweeps"] = {"presets_seconds": presets.wall_seconds, **phase.record}
         return output
 
     def draw(tables: Path, figures: Path) -> list[Path]:
@@ -281,7 +205,7 @@ def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
         return draw_reproduce_figures(tables, figures)
 
     largest = max(
-        [settings.phase_config(max(settings.phase_d), 20.0, 0)]
+        [settings.phase_diagram.config(max(settings.phase_d), 20.0, 0)]
         + [settings.preset_config(name, d, mu, 0) for name, d, mu in settings.presets],
         key=lambda config: config.model.d,
     )
@@ -292,9 +216,7 @@ __all__ = [
     "ReproduceSettings",
     "reproduction",
     "preset_points",
-    "phase_points",
     "accuracy_rows",
     "accuracy_markdown",
-    "phase_rows",
     "preset_tables",
 ]

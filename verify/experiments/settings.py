@@ -91,6 +91,47 @@ PHASE_MU = tuple(5 + 2.5 * k for k in range(39))
 
 
 @dataclass(frozen=True)
+class PhaseDiagramSettings(Validated):
+    """The phase diagram: final train and test metrics over a (d, ||mu||) grid."""
+
+    d_values: tuple[int, ...] = parameter(
+        PHASE_D, SequenceOf(Integer(2), unique=True), "values of d (columns)"
+    )
+    mu_values: tuple[float, ...] = parameter(
+        PHASE_MU, SequenceOf(Real(0.0, 1e6), unique=True), "values of ||mu|| (rows)"
+    )
+    steps: int = parameter(1000, Integer(1), "GD steps per run")
+    seeds: int = parameter(1, Integer(1, 10_000), "seeds per cell (0..K-1)")
+    test_threshold: float = parameter(
+        0.95,
+        Real(0.0, 1.0, closed="both"),
+        "test accuracy from which an overfitting run counts as benign (the practical view)",
+    )
+
+    @classmethod
+    def quick(cls) -> PhaseDiagramSettings:
+        """A 5 x 5 grid at small d, 300 steps (for tests)."""
+        return cls(
+            d_values=(100, 200, 300, 400, 500),
+            mu_values=(5.0, 28.75, 52.5, 76.25, 100.0),
+            steps=300,
+        )
+
+    def config(self, d: int, mu_norm: float, seed: int) -> RunConfig:
+        """A cell's run: the benign preset at (d, ||mu||), population test metrics only."""
+        return preset(
+            "benign",
+            d=d,
+            mu_norm=mu_norm,
+            seed=seed,
+            steps=self.steps,
+            test_size=0,
+            log_every=self.steps,
+            log_geometric=0,
+        )
+
+
+@dataclass(frozen=True)
 class ReproduceSettings(Validated):
     """What ``reproduce`` runs: the presets over seeds, and the phase-diagram grid."""
 
@@ -149,16 +190,14 @@ class ReproduceSettings(Validated):
             log_geometric=self.trajectory_log_geometric,
         )
 
-    def phase_config(self, d: int, mu_norm: float, seed: int) -> RunConfig:
-        return preset(
-            "benign",
-            d=d,
-            mu_norm=mu_norm,
-            seed=seed,
+    @property
+    def phase_diagram(self) -> PhaseDiagramSettings:
+        return PhaseDiagramSettings(
+            d_values=self.phase_d,
+            mu_values=self.phase_mu,
             steps=self.steps,
-            test_size=self.test_size,
-            log_every=self.steps,
-            log_geometric=0,
+            seeds=self.phase_seeds,
+            test_threshold=self.test_threshold,
         )
 
 
@@ -396,6 +435,7 @@ class PrecisionSettings(Validated):
 
 __all__ = [
     "ExecutorSettings",
+    "PhaseDiagramSettings",
     "ReproduceSettings",
     "BoundarySettings",
     "LongtimeSettings",
