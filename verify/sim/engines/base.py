@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -29,6 +30,17 @@ from verify.sim.kernels import (
     score_differences,
 )
 from verify.sim.statistics import ReducedSetup
+
+
+@dataclass
+class Event:
+    """The first time a scalar function of the training logits (n, T) turns positive,
+    located at full resolution: the GD step, or the flow time (in GD steps) found by
+    root-finding on the solver's dense output. ``at`` stays ``None`` until it happens."""
+
+    name: str
+    function: Callable[[np.ndarray], float]
+    at: float | None = None
 
 
 class NonFiniteError(FloatingPointError):
@@ -73,6 +85,18 @@ class Engine(ABC):
         self.labels = arithmetic.asarray(data.y_train)
         self.scores = arithmetic.asarray(data.train_scores)
         self.differences = score_differences(self.scores)
+        self.events: list[Event] = []
+
+    def watch(self, name: str, function: Callable[[np.ndarray], float]) -> Event:
+        """Locate the first time ``function(training logits) > 0`` (see :class:`Event`)."""
+        event = Event(name, function)
+        self.events.append(event)
+        return event
+
+    def _check_events(self, logits: np.ndarray, step: float) -> None:
+        for event in self.events:
+            if event.at is None and event.function(logits) > 0:
+                event.at = step
 
     def kernel(self, logits: np.ndarray) -> KernelOutput:
         return logit_gradient(logits, self.scores, self.differences, self.labels, self.arithmetic)

@@ -102,6 +102,27 @@ class FlowEngine(ReducedEngine):
             )
         return self._solver
 
+    def _logits_of(self, y: np.ndarray) -> np.ndarray:
+        N = self.a.shape[0]
+        a, M = y[:N], y[N:].reshape(N, N)
+        Ka = self.K @ a
+        return (Ka + self.gram @ (M.T @ Ka)).reshape(self.data.n, self.data.T)
+
+    def _locate_events(self, before: float, solver: DOP853) -> None:
+        """Events that turned positive within the last solver step, located by Brent's
+        method on the step's dense output (time returned in GD steps)."""
+        from scipy.optimize import brentq
+
+        dense = solver.dense_output()
+        alpha = self.config.training.alpha
+        for event in self.events:
+            if event.at is not None or event.function(self._logits_of(solver.y)) <= 0:
+                continue
+            value = lambda s, event=event: event.function(self._logits_of(dense(s)))  # noqa: E731
+            crossing = before if value(before) > 0 else brentq(
+                value, before, solver.t, xtol=1e-12, rtol=1e-12)
+            event.at = math.expm1(crossing) / alpha
+
     def step(self, until: float) -> None:
         """One adaptive solver step (none if the solver is already past ``until``); the
         state at ``until`` comes from the solver's dense output."""
@@ -109,6 +130,7 @@ class FlowEngine(ReducedEngine):
         target = self.log_time(until, alpha)
         solver = self._solver_for(target)
         if solver.t < target and solver.status == "running":
+            before = solver.t
             solver.step()
             self.solver_steps += 1
             if solver.status == "failed":
@@ -116,6 +138,8 @@ class FlowEngine(ReducedEngine):
                     f"the flow solver failed near step "
                     f"{math.expm1(solver.t) / alpha:g}: {solver.message}"
                 )
+            if self.events:
+                self._locate_events(before, solver)
         reached = solver.t >= target or solver.status != "running"
         y = solver.dense_output()(target) if solver.t > target else solver.y
         N = self.a.shape[0]

@@ -112,7 +112,10 @@ class ReducedEngine(Engine):
         u = Ka @ self._M - alpha * (H @ (Ka @ A))  # M^T K a
         logits = Ka + self.gram @ u
         ensure_finite(logits, "training logits", self.steps_done)
-        h = self.kernel(logits.reshape(self.data.n, self.data.T)).logit_gradient.reshape(-1)
+        shaped = logits.reshape(self.data.n, self.data.T)
+        if self.events:
+            self._check_events(shaped, self.steps_done)
+        h = self.kernel(shaped).logit_gradient.reshape(-1)
         Gh = self.gram @ h
         MGh = self._M @ Gh - alpha * (A @ (H.T @ Gh))  # M Gram h
         self._pending_a[:, k], self._pending_h[:, k] = self.a, h

@@ -1,0 +1,160 @@
+r"""The simulations the checks measure: many seeds of the paper's presets, run in parallel,
+each reduced to what the checks read.
+
+Two kinds of run per (preset, seed): ``gd``, the paper's protocol (1000 GD steps, logged
+every 10 steps and at step 1, whose logits give the exact initial velocities since
+:math:`p(0) = 0`: :math:`a(1) = \alpha\,\dot a(0)`); and ``flow``, gradient flow to a long
+horizon on log-spaced points. Test metrics are the population's (no finite test set).
+Each run watches the event "every noisy sample is fitted" at full resolution (the GD
+step, or the flow time by root-finding on the solver's dense output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from theory.data_model import GROUP_NAMES
+from verify.sim.config import RunConfig, preset
+
+
+def noisy_margin_event(data: Any) -> Any:
+    """``min`` over noisy samples of :math:`y_i f_i`, a function of the training logits."""
+    from verify.sim.kernels import softmax
+
+    noisy = data.noisy
+
+    def smallest_noisy_margin(logits: np.ndarray) -> float:
+        outputs = (softmax(logits) * data.train_scores).sum(axis=-1)
+        return float((data.y_train * outputs)[noisy].min()) if noisy.any() else -1.0
+
+    return smallest_noisy_margin
+
+
+def evidence_run(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Worker: one run of the evidence, reduced to the arrays the checks read."""
+    from verify.sim.data import generate
+    from verify.sim.engines import make_engine
+    from verify.sim.simulate import simulate
+
+    config = RunConfig.from_dict(point["config"])
+    data = generate(config)
+    engine = make_engine(config, data)
+    event = engine.watch("noisy fitted", noisy_margin_event(data))
+    result = simulate(config, data=data, engine=engine)
+    logits = np.stack(result.train_logits)
+    return {"status": result.status.value, "message": result.message,
+            "steps": result.steps, "history": result.history,
+            "logits": logits.tolist(), "noisy": data.noisy.tolist(),
+            "groups": data.groups.tolist(), "y_train": data.y_train.tolist(),
+            "scores": data.train_scores.tolist(), "noisy_fitted_at": event.at,
+            "alpha": config.training.alpha}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished evidence run, as arrays."""
+
+    steps: np.ndarray
+    history: dict[str, np.ndarray]
+    logits: np.ndarray  # (log points, n, T)
+    noisy: np.ndarray
+    groups: np.ndarray
+    y_train: np.ndarray
+    scores: np.ndarray
+    noisy_fitted_at: float | None
+    alpha: float
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Run:
+        history = {key: np.array([row[key] for row in record["history"]], dtype=float)
+                   for key in record["history"][0]}
+        return cls(steps=np.asarray(record["steps"], dtype=float), history=history,
+                   logits=np.asarray(record["logits"], dtype=float),
+                   noisy=np.asarray(record["noisy"], dtype=bool),
+                   groups=np.asarray(record["groups"], dtype=int),
+                   y_train=np.asarray(record["y_train"], dtype=float),
+                   scores=np.asarray(record["scores"], dtype=float),
+                   noisy_fitted_at=record["noisy_fitted_at"], alpha=record["alpha"])
+
+    def at(self, step: float) -> int:
+        """Index of the log point ``step``."""
+        return int(np.flatnonzero(self.steps == step)[0])
+
+    def selected(self, index: int = -1) -> np.ndarray:
+        """Group name of each training sample's argmax token at log point ``index``."""
+        return np.array([GROUP_NAMES[g] for g in self.groups[np.argmax(self.logits[index],
+                                                                        axis=-1)]])
+
+    def initial_gap_velocities(self, leader: str, other: str, noisy: bool) -> np.ndarray:
+        r"""Per sample, :math:`\dot a_{\text{leader}} - \dot a_{\text{other}}` at
+        :math:`\tau = 0` (group means), from the logits after one step."""
+        velocities = self.logits[self.at(1.0)] / self.alpha
+        rows = self.noisy if noisy else ~self.noisy
+        lead = GROUP_NAMES.index(leader)
+        rest = GROUP_NAMES.index(other)
+        return (velocities[rows][:, self.groups == lead].mean(axis=1)
+                - velocities[rows][:, self.groups == rest].mean(axis=1))
+
+
+@dataclass(frozen=True)
+class EvidencePlan:
+    """Which runs the checks need: presets, seeds per kind, the flow's horizon."""
+
+    presets: tuple[str, ...] = ("harmful", "benign", "not-overfitting")
+    gd_seeds: int = 32
+    flow_seeds: int = 12
+    flow_steps: int = 10**12
+    flow_points: int = 49
+
+    def config(self, name: str, kind: str, seed: int) -> RunConfig:
+        if kind == "gd":
+            return preset(name, seed=seed, test_size=0, steps=1000, log_every=10,
+                          log_geometric=2)
+        return preset(name, seed=seed, test_size=0, engine="flow", steps=self.flow_steps,
+                      log_every=self.flow_steps, log_geometric=self.flow_points)
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"preset": name, "kind": kind, "seed": seed,
+                 "config": self.config(name, kind, seed).to_dict()}
+                for name in self.presets
+                for kind, seeds in (("gd", self.gd_seeds), ("flow", self.flow_seeds))
+                for seed in range(seeds)]
+
+
+@dataclass
+class Evidence:
+    """The finished runs by (preset, kind), in seed order."""
+
+    plan: EvidencePlan
+    runs: dict[tuple[str, str], list[Run]] = field(default_factory=dict)
+
+    def __call__(self, name: str, kind: str) -> list[Run]:
+        return self.runs[(name, kind)]
+
+    @classmethod
+    def collect(cls, plan: EvidencePlan, executor: Any, progress: Any = None) -> Evidence:
+        """Run every point of ``plan`` on ``executor`` (``map_unordered``)."""
+        points = plan.points()
+        records: list[Any] = [None] * len(points)
+        for done, (index, record) in enumerate(executor.map_unordered(evidence_run, points),
+                                               start=1):
+            records[index] = record
+            if progress:
+                progress(done, len(points), points[index])
+        evidence = cls(plan)
+        for point, record in zip(points, records, strict=True):
+            evidence.runs.setdefault((point["preset"], point["kind"]), []).append(
+                Run.from_record(record))
+        return evidence
+
+
+def stack(runs: Sequence[Run], key: str, index: int = -1) -> np.ndarray:
+    """History column ``key`` at log point ``index`` of every run."""
+    return np.array([run.history[key][index] for run in runs])
+
+
+__all__ = ["Evidence", "EvidencePlan", "Run", "evidence_run", "noisy_margin_event", "stack"]
