@@ -30,6 +30,7 @@ from verify.sim.observables import (
     relevant_saturation,
     split_metrics,
 )
+from verify.sim.population import population_columns
 
 #: Invariant drift :math:`\|(WW^\top - pp^\top) - W_0W_0^\top\|_F`, relative to
 #: :math:`\|W_0W_0^\top\|_F`, above which a GD run is flagged as far from gradient flow.
@@ -89,11 +90,14 @@ class RunResult:
         keys = (
             "train_accuracy",
             "test_accuracy",
+            "population_test_accuracy",
             "train_loss",
             "test_loss",
+            "population_test_loss",
             "clean_fitted",
             "noisy_fitted",
             "test_selects_relevant",
+            "population_test_selects_relevant",
             "p_norm",
             "invariant_drift",
             "invariant_drift_relative",
@@ -191,7 +195,10 @@ def capture(result: RunResult, engine: Observable) -> Capture:
         "invariant_drift": nan,
         "invariant_drift_relative": nan,
     }
-    row.update(query_components(*engine.query_moments(), has_signal=data.mu_plus is not None))
+    moments = engine.query_moments()
+    has_signal = data.mu_plus is not None
+    row.update(query_components(*moments, has_signal=has_signal))
+    row.update(population_columns(result.config.model, *moments, has_signal=has_signal))
     return Capture(row, logits, train.probabilities, gaps, engine.snapshot())
 
 
