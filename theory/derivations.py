@@ -11,6 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from theory import (
+    baselines,
     gd_quadrature,
     invariants,
     model,
@@ -21,7 +22,8 @@ from theory import (
 from theory.proof import DERIVED, KNOWN, RECONSTRUCTION, STATUSES, Derivation
 
 #: The modules whose records are collected, in reading order.
-MODULES = (model, invariants, softmax_cosh, quadrature, quadrature_asymptotics, gd_quadrature)
+MODULES = (model, invariants, softmax_cosh, quadrature, quadrature_asymptotics, gd_quadrature,
+           baselines)
 
 
 def all_derivations() -> list[Derivation]:

@@ -54,6 +54,28 @@ def evidence_run(point: Mapping[str, Any]) -> dict[str, Any]:
             "alpha": config.training.alpha}
 
 
+def boundary_scan(point: Mapping[str, Any]) -> dict[str, Any]:
+    r"""Worker: for one seed, a grid of :math:`\|\mu\|` at the benign preset's (d, n), all
+    sharing the seed's draws (batched): the mean initial noisy gap velocity
+    :math:`\dot\Gamma_{W_-,R}(0)` and the fraction of noisy samples fitted after 1000 steps."""
+    from verify.sim.batch import simulate_group
+
+    configs = [RunConfig.from_dict(values) for values in point["configs"]]
+    results = simulate_group(configs)
+    velocities, fitted = [], []
+    for config, result in zip(configs, results, strict=True):
+        run = Run.from_record({"steps": result.steps, "history": result.history,
+                               "logits": np.stack(result.train_logits),
+                               "noisy": result.data.noisy, "groups": result.data.groups,
+                               "y_train": result.data.y_train,
+                               "scores": result.data.train_scores, "noisy_fitted_at": None,
+                               "alpha": config.training.alpha})
+        velocities.append(float(run.initial_gap_velocities("W-", "R", noisy=True).mean()))
+        fitted.append(float(run.history["noisy_fitted"][-1]))
+    return {"mu": [c.model.mu_norm for c in configs], "noisy_velocity": velocities,
+            "noisy_fitted": fitted}
+
+
 @dataclass(frozen=True)
 class Run:
     """One finished evidence run, as arrays."""
@@ -109,6 +131,13 @@ class EvidencePlan:
     flow_seeds: int = 12
     flow_steps: int = 10**12
     flow_points: int = 49
+    scan_seeds: int = 0
+    scan_mu: tuple[float, ...] = tuple(float(v) for v in np.geomspace(5.0, 640.0, 29))
+
+    def scan_configs(self, seed: int) -> list[RunConfig]:
+        """The benign preset's (d, n) over :attr:`scan_mu`, 1000 GD steps, test size 0."""
+        return [preset("benign", mu_norm=mu, seed=seed, test_size=0, steps=1000,
+                       log_every=1000, log_geometric=2) for mu in self.scan_mu]
 
     def config(self, name: str, kind: str, seed: int) -> RunConfig:
         if kind == "gd":
@@ -118,11 +147,15 @@ class EvidencePlan:
                       log_every=self.flow_steps, log_geometric=self.flow_points)
 
     def points(self) -> list[dict[str, Any]]:
-        return [{"preset": name, "kind": kind, "seed": seed,
+        runs = [{"preset": name, "kind": kind, "seed": seed,
                  "config": self.config(name, kind, seed).to_dict()}
                 for name in self.presets
                 for kind, seeds in (("gd", self.gd_seeds), ("flow", self.flow_seeds))
                 for seed in range(seeds)]
+        scans = [{"preset": "benign", "kind": "scan", "seed": seed,
+                  "configs": [c.to_dict() for c in self.scan_configs(seed)]}
+                 for seed in range(self.scan_seeds)]
+        return runs + scans
 
 
 @dataclass
@@ -131,6 +164,7 @@ class Evidence:
 
     plan: EvidencePlan
     runs: dict[tuple[str, str], list[Run]] = field(default_factory=dict)
+    scans: list[dict[str, Any]] = field(default_factory=list)
 
     def __call__(self, name: str, kind: str) -> list[Run]:
         return self.runs[(name, kind)]
@@ -140,16 +174,24 @@ class Evidence:
         """Run every point of ``plan`` on ``executor`` (``map_unordered``)."""
         points = plan.points()
         records: list[Any] = [None] * len(points)
-        for done, (index, record) in enumerate(executor.map_unordered(evidence_run, points),
+        for done, (index, record) in enumerate(executor.map_unordered(evidence_point, points),
                                                start=1):
             records[index] = record
             if progress:
                 progress(done, len(points), points[index])
         evidence = cls(plan)
         for point, record in zip(points, records, strict=True):
-            evidence.runs.setdefault((point["preset"], point["kind"]), []).append(
-                Run.from_record(record))
+            if point["kind"] == "scan":
+                evidence.scans.append(record)
+            else:
+                evidence.runs.setdefault((point["preset"], point["kind"]), []).append(
+                    Run.from_record(record))
         return evidence
+
+
+def evidence_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Worker: a run or a boundary scan, by the point's kind."""
+    return boundary_scan(point) if point["kind"] == "scan" else evidence_run(point)
 
 
 def stack(runs: Sequence[Run], key: str, index: int = -1) -> np.ndarray:
@@ -157,4 +199,5 @@ def stack(runs: Sequence[Run], key: str, index: int = -1) -> np.ndarray:
     return np.array([run.history[key][index] for run in runs])
 
 
-__all__ = ["Evidence", "EvidencePlan", "Run", "evidence_run", "noisy_margin_event", "stack"]
+__all__ = ["Evidence", "EvidencePlan", "Run", "evidence_run", "evidence_point", "boundary_scan",
+           "noisy_margin_event", "stack"]

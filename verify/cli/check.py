@@ -1,4 +1,8 @@
-"""``check``: every prediction against its simulation, as a table and a report."""
+"""``check``: every registered prediction against its simulation, a table and a report.
+
+The exit status is 0 exactly when nothing is unexpected (every check agrees, or disagrees
+as registered); 1 when a check fails unexpectedly or a registered disagreement now agrees.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,8 @@ import sys
 import time
 from typing import Any
 
-from theory.validation import Integer
-from verify.cli.common import HelpFormatter, add_output_flags, add_parameter, add_progress_flag
+from verify.cli.common import HelpFormatter, add_executor_flags, add_output_flags
 
-SEEDS = Integer(1, 1000)
 REPORT_FILES = ("report.md", "report.json")
 
 
@@ -18,28 +20,32 @@ def command_check(args: argparse.Namespace) -> int:
     from verify.output.files import prepare_output_dir
 
     prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
-    from verify.checks.report import console_table, write_report
+    from verify.checks.report import console_table, summary_line, write_report
     from verify.checks.suite import run_checks
+    from verify.cli.experiments import executor_settings
     from verify.interrupts import exit_status, sigterm_as_interrupt
 
-    count = args.seeds if args.seeds is not None else (1 if args.quick else 3)
-    seeds = tuple(range(count))
-    bar = None
+    executor = executor_settings(args)
+    executor.check_reachable()
+    bar: Any = None
     if not args.no_progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(desc="checks", unit="check", dynamic_ncols=True, file=sys.stderr)
+        bar = tqdm(desc="runs", unit="run", dynamic_ncols=True, file=sys.stderr)
 
-    def progress(done: int, total: int, result: Any) -> None:
-        if bar is not None:
-            bar.total = total
-            bar.set_postfix_str(f"{result.verdict} {result.name}"[:60])
-            bar.update(done - bar.n)
+    def progress(stage: str, done: int, total: int) -> None:
+        if bar is None:
+            return
+        if bar.desc != stage:
+            bar.set_description(stage)
+            bar.reset(total=total)
+        bar.total = total
+        bar.update(done - bar.n)
 
     started = time.perf_counter()
     try:
-        with sigterm_as_interrupt():
-            results = run_checks(quick=args.quick, seeds=seeds, progress=progress)
+        with sigterm_as_interrupt(), executor.make() as pool:
+            results = run_checks(quick=args.quick, executor=pool, progress=progress)
     except KeyboardInterrupt as interrupt:
         print("\ninterrupted: no report written", file=sys.stderr)
         return exit_status(interrupt)
@@ -48,26 +54,25 @@ def command_check(args: argparse.Namespace) -> int:
             bar.close()
     wall = time.perf_counter() - started
     print(console_table(results))
-    meta = {"mode": "quick" if args.quick else "full", "seeds": list(seeds), "wall_seconds": wall}
-    write_report(results, args.out, meta)
+    write_report(results, args.out, {"mode": "quick" if args.quick else "full",
+                                     "wall_seconds": wall})
     print(f"report written to {args.out}/report.md and report.json ({wall:.1f} s)")
-    return 0 if all(r.verdict == "pass" for r in results) else 1
+    print(summary_line(results))
+    return 1 if any(r.verdict.unexpected for r in results) else 0
 
 
 def register(commands: Any) -> None:
     check = commands.add_parser(
-        "check",
-        help="every prediction against its simulation; writes report.md/json",
+        "check", help="every registered prediction against its simulation; report.md/json",
         formatter_class=HelpFormatter,
-        description="Run every prediction-vs-simulation check, print the table and write "
-        "report.md and report.json.",
-    )
-    check.add_argument(
-        "--quick", action="store_true", help="the benign preset on one seed (under a minute)"
-    )
-    add_parameter(check, "seeds", SEEDS, "seeds of the simulations (0..K-1); default 3, --quick: 1")
+        description="Run every registered check (predictions of the theory against "
+                    "simulations, each with its expectation and an a priori tolerance), "
+                    "print the table in three groups and write report.md and report.json. "
+                    "Exit status 0 exactly when nothing is unexpected.")
+    check.add_argument("--quick", action="store_true",
+                       help="the benign preset only, fewer seeds (about a minute)")
     add_output_flags(check, required=False, default="verification", what="report")
-    add_progress_flag(check)
+    add_executor_flags(check)
     check.set_defaults(handler=command_check)
 
 
