@@ -1,5 +1,5 @@
-r"""Population test metrics: a trained model's accuracy, loss and token selection over the
-data distribution itself, from the query's moments :math:`\|q\|^2, q_1, q_2` alone.
+r"""Population test metrics: accuracy, loss and relevant-token selection over the test
+distribution, from the query's moments :math:`\|q\|^2, q_1, q_2` alone.
 
 A fresh test sequence of class :math:`y^* = \pm1` (balanced) has tokens
 :math:`x_t = c_t\mu_{y^*} + c'_t\mu_{-y^*} + \epsilon_t`, :math:`\epsilon_t \sim
