@@ -65,6 +65,17 @@ relevant group is selected with probability :math:`n_R/T` (a finite test set's
 :data:`LOGIT_SCALE_CAP` are rescaled to it (the argmax limit: the softmax is then one-hot
 except on an event of probability below :math:`T^2\cdot 50/\text{cap}`, added to the stated
 errors).
+
+Cost and limits. The points needed grow with :math:`\lambda`: the softmax then changes
+over distances :math:`1/\lambda` in :math:`z`, and randomised QMC converges more slowly.
+At :math:`T = 8` a tolerance of :math:`10^{-4}` takes :math:`16\cdot 2^9` points per class
+for the benign regime after 1000 steps, :math:`16\cdot 2^{11}` for the harmful one
+(:math:`\lambda \approx 0.5`), :math:`16\cdot 2^{13}` at :math:`\lambda = 1` and more than
+:data:`MAX_POINTS` from :math:`\lambda \approx 3`, where the returned errors exceed the
+tolerance. The standard error comes from the replicates' spread: a region of the
+:math:`z_c` space that no replicate's points visit cannot show in it (the smooth
+:math:`\Phi(M/S)`, with :math:`S \ge \sigma\|\nu\|/\sqrt T`, keeps such regions from
+carrying a sharp feature).
 """
 
 from __future__ import annotations
