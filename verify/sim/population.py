@@ -1,5 +1,5 @@
-r"""Population test metrics: a trained model's accuracy, loss and token selection over the
-data distribution itself, from the query's moments :math:`\|q\|^2, q_1, q_2` alone.
+r"""Population test metrics: accuracy, loss and relevant-token selection over the test
+distribution, from the query's moments :math:`\|q\|^2, q_1, q_2` alone.
 
 A fresh test sequence of class :math:`y^* = \pm1` (balanced) has tokens
 :math:`x_t = c_t\mu_{y^*} + c'_t\mu_{-y^*} + \epsilon_t`, :math:`\epsilon_t \sim
@@ -65,6 +65,17 @@ relevant group is selected with probability :math:`n_R/T` (a finite test set's
 :data:`LOGIT_SCALE_CAP` are rescaled to it (the argmax limit: the softmax is then one-hot
 except on an event of probability below :math:`T^2\cdot 50/\text{cap}`, added to the stated
 errors).
+
+Cost and limits. The points needed grow with :math:`\lambda`: the softmax then changes
+over distances :math:`1/\lambda` in :math:`z`, and randomised QMC converges more slowly.
+At :math:`T = 8` a tolerance of :math:`10^{-4}` takes :math:`16\cdot 2^9` points per class
+for the benign regime after 1000 steps, :math:`16\cdot 2^{11}` for the harmful one
+(:math:`\lambda \approx 0.5`), :math:`16\cdot 2^{13}` at :math:`\lambda = 1` and more than
+:data:`MAX_POINTS` from :math:`\lambda \approx 3`, where the returned errors exceed the
+tolerance. The standard error comes from the replicates' spread: a region of the
+:math:`z_c` space that no replicate's points visit cannot show in it (the smooth
+:math:`\Phi(M/S)`, with :math:`S \ge \sigma\|\nu\|/\sqrt T`, keeps such regions from
+carrying a sharp feature).
 """
 
 from __future__ import annotations

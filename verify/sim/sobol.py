@@ -1,4 +1,4 @@
-r"""Scrambled Sobol' points in plain NumPy (importing scipy.stats would cost more than a short run).
+r"""Scrambled Sobol' points in plain NumPy, without importing scipy.stats (slower than a run).
 
 Dimension :math:`j` of the Sobol' sequence has a primitive polynomial
 :math:`x^s + a_1x^{s-1} + \dots + a_{s-1}x + 1` over GF(2) and odd initial integers
