@@ -137,12 +137,13 @@ class EvidencePlan:
     def scan_configs(self, seed: int) -> list[RunConfig]:
         """The benign preset's (d, n) over :attr:`scan_mu`, 1000 GD steps, test size 0."""
         return [preset("benign", mu_norm=mu, seed=seed, test_size=0, steps=1000,
-                       log_every=1000, log_geometric=2) for mu in self.scan_mu]
+                       log_every=1000, log_geometric=2, population="none")
+                for mu in self.scan_mu]
 
     def config(self, name: str, kind: str, seed: int) -> RunConfig:
         if kind == "gd":
             return preset(name, seed=seed, test_size=0, steps=1000, log_every=10,
-                          log_geometric=2)
+                          log_geometric=2, population="final")
         return preset(name, seed=seed, test_size=0, engine="flow", steps=self.flow_steps,
                       log_every=self.flow_steps, log_geometric=self.flow_points)
 

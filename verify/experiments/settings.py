@@ -128,6 +128,7 @@ class PhaseDiagramSettings(Validated):
             test_size=0,
             log_every=self.steps,
             log_geometric=0,
+            population="final",
         )
 
 

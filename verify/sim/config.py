@@ -65,6 +65,12 @@ class Recording(Validated):
     attention_test_samples: int = parameter(
         20, Integer(0), "test sequences whose attention is recorded"
     )
+    population: str = parameter(
+        "all",
+        Options(("all", "final", "none")),
+        "log points at which the population test metrics (over the data distribution, a few "
+        "milliseconds each) are computed",
+    )
 
 
 COMPONENTS: dict[str, type[Validated]] = {

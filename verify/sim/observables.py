@@ -23,6 +23,16 @@ import numpy as np
 from verify.sim.data import RELEVANT, WEAK_OPPOSITE
 from verify.sim.kernels import logistic_loss, softmax
 
+#: History columns of the population test metrics (:mod:`verify.sim.population`).
+POPULATION_COLUMNS = (
+    "population_test_accuracy",
+    "population_test_loss",
+    "population_test_selects_relevant",
+    "population_test_accuracy_error",
+    "population_test_loss_error",
+    "population_test_selects_relevant_error",
+)
+
 
 @dataclass(frozen=True)
 class SplitMetrics:

@@ -90,6 +90,7 @@ from scipy.special import log_ndtr, ndtr, ndtri
 
 from theory.data_model import DataModel
 from theory.validation import require
+from verify.sim.observables import POPULATION_COLUMNS
 from verify.sim.sobol import scrambled_sobol
 
 #: Independent scramblings of the Sobol' sequence (each gives one estimate).
@@ -530,14 +531,6 @@ RECORD_TOLERANCE = 1e-4
 RECORD_MAX_POINTS = REPLICATES * 2**12
 
 #: History columns written by :func:`population_columns`.
-POPULATION_COLUMNS = (
-    "population_test_accuracy",
-    "population_test_loss",
-    "population_test_selects_relevant",
-    "population_test_accuracy_error",
-    "population_test_loss_error",
-    "population_test_selects_relevant_error",
-)
 
 
 def population_columns(

@@ -25,12 +25,12 @@ from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, generate
 from verify.sim.engines import Engine, NonFiniteError, make_engine
 from verify.sim.observables import (
+    POPULATION_COLUMNS,
     attention_gaps,
     query_components,
     relevant_saturation,
     split_metrics,
 )
-from verify.sim.population import population_columns
 
 #: Invariant drift :math:`\|(WW^\top - pp^\top) - W_0W_0^\top\|_F`, relative to
 #: :math:`\|W_0W_0^\top\|_F`, above which a GD run is flagged as far from gradient flow.
@@ -162,6 +162,19 @@ class Capture:
     snapshot: Any
 
 
+def population_row(
+    config: RunConfig, step: float, moments: tuple[float, np.ndarray], has_signal: bool
+) -> dict[str, float]:
+    """The population test metrics at this log point (``recording.population``: at every
+    point, at the final step only, or never; NaN where not computed)."""
+    when = config.recording.population
+    if not has_signal or when == "none" or (when == "final" and step != config.training.steps):
+        return dict.fromkeys(POPULATION_COLUMNS, math.nan)
+    from verify.sim.population import population_columns  # SciPy's special functions
+
+    return population_columns(config.model, *moments, has_signal=has_signal)
+
+
 def capture(result: RunResult, engine: Observable) -> Capture:
     """The training-side observables of the engine's current state, and its snapshot."""
     data = result.data
@@ -198,7 +211,7 @@ def capture(result: RunResult, engine: Observable) -> Capture:
     moments = engine.query_moments()
     has_signal = data.mu_plus is not None
     row.update(query_components(*moments, has_signal=has_signal))
-    row.update(population_columns(result.config.model, *moments, has_signal=has_signal))
+    row.update(population_row(result.config, step, moments, has_signal))
     return Capture(row, logits, train.probabilities, gaps, engine.snapshot())
 
 

@@ -34,8 +34,15 @@ class BatchedGD:
 
     name = "batched"
 
-    def __init__(self, setup: ReducedSetup, signals: np.ndarray, scores: np.ndarray,
-                 labels: np.ndarray, alphas: np.ndarray, chunk: int = 8):
+    def __init__(
+        self,
+        setup: ReducedSetup,
+        signals: np.ndarray,
+        scores: np.ndarray,
+        labels: np.ndarray,
+        alphas: np.ndarray,
+        chunk: int = 8,
+    ):
         self.setup = setup
         self.S = np.ascontiguousarray(signals, dtype=np.float64)
         self.scores = np.asarray(scores, dtype=np.float64)
@@ -72,7 +79,8 @@ class BatchedGD:
         k = self.pending
         if k:
             self.M0[rows] -= self.pending_a[rows, :, :k] @ np.swapaxes(
-                self.pending_h[rows, :, :k], 1, 2)
+                self.pending_h[rows, :, :k], 1, 2
+            )
 
     # -- the shared-matrix products ------------------------------------------------------
     @staticmethod
@@ -121,8 +129,9 @@ class BatchedGD:
         _, logits = self._logits(rows)
         ensure_finite(logits, "training logits", self.steps_done)
         shape = (logits.shape[0], self.n, self.T)
-        h = logit_gradient(logits.reshape(shape), self.scores[rows], self.differences[rows],
-                           self.labels[rows]).logit_gradient.reshape(logits.shape)
+        h = logit_gradient(
+            logits.reshape(shape), self.scores[rows], self.differences[rows], self.labels[rows]
+        ).logit_gradient.reshape(logits.shape)
         update = h + self._M_times(rows, self._gram(h, S))
         self.pending_a[rows, :, self.pending] = self.alphas[rows, None] * self.a[rows]
         self.pending_h[rows, :, self.pending] = h

@@ -119,8 +119,11 @@ class FlowEngine(ReducedEngine):
             if event.at is not None or event.function(self._logits_of(solver.y)) <= 0:
                 continue
             value = lambda s, event=event: event.function(self._logits_of(dense(s)))  # noqa: E731
-            crossing = before if value(before) > 0 else brentq(
-                value, before, solver.t, xtol=1e-12, rtol=1e-12)
+            crossing = (
+                before
+                if value(before) > 0
+                else brentq(value, before, solver.t, xtol=1e-12, rtol=1e-12)
+            )
             event.at = math.expm1(crossing) / alpha
 
     def step(self, until: float) -> None:
