@@ -46,12 +46,19 @@ def evidence_run(point: Mapping[str, Any]) -> dict[str, Any]:
     event = engine.watch("noisy fitted", noisy_margin_event(data))
     result = simulate(config, data=data, engine=engine)
     logits = np.stack(result.train_logits)
-    return {"status": result.status.value, "message": result.message,
-            "steps": result.steps, "history": result.history,
-            "logits": logits.tolist(), "noisy": data.noisy.tolist(),
-            "groups": data.groups.tolist(), "y_train": data.y_train.tolist(),
-            "scores": data.train_scores.tolist(), "noisy_fitted_at": event.at,
-            "alpha": config.training.alpha}
+    return {
+        "status": result.status.value,
+        "message": result.message,
+        "steps": result.steps,
+        "history": result.history,
+        "logits": logits.tolist(),
+        "noisy": data.noisy.tolist(),
+        "groups": data.groups.tolist(),
+        "y_train": data.y_train.tolist(),
+        "scores": data.train_scores.tolist(),
+        "noisy_fitted_at": event.at,
+        "alpha": config.training.alpha,
+    }
 
 
 def boundary_scan(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,16 +71,26 @@ def boundary_scan(point: Mapping[str, Any]) -> dict[str, Any]:
     results = simulate_group(configs)
     velocities, fitted = [], []
     for config, result in zip(configs, results, strict=True):
-        run = Run.from_record({"steps": result.steps, "history": result.history,
-                               "logits": np.stack(result.train_logits),
-                               "noisy": result.data.noisy, "groups": result.data.groups,
-                               "y_train": result.data.y_train,
-                               "scores": result.data.train_scores, "noisy_fitted_at": None,
-                               "alpha": config.training.alpha})
+        run = Run.from_record(
+            {
+                "steps": result.steps,
+                "history": result.history,
+                "logits": np.stack(result.train_logits),
+                "noisy": result.data.noisy,
+                "groups": result.data.groups,
+                "y_train": result.data.y_train,
+                "scores": result.data.train_scores,
+                "noisy_fitted_at": None,
+                "alpha": config.training.alpha,
+            }
+        )
         velocities.append(float(run.initial_gap_velocities("W-", "R", noisy=True).mean()))
         fitted.append(float(run.history["noisy_fitted"][-1]))
-    return {"mu": [c.model.mu_norm for c in configs], "noisy_velocity": velocities,
-            "noisy_fitted": fitted}
+    return {
+        "mu": [c.model.mu_norm for c in configs],
+        "noisy_velocity": velocities,
+        "noisy_fitted": fitted,
+    }
 
 
 @dataclass(frozen=True)
@@ -92,15 +109,21 @@ class Run:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Run:
-        history = {key: np.array([row[key] for row in record["history"]], dtype=float)
-                   for key in record["history"][0]}
-        return cls(steps=np.asarray(record["steps"], dtype=float), history=history,
-                   logits=np.asarray(record["logits"], dtype=float),
-                   noisy=np.asarray(record["noisy"], dtype=bool),
-                   groups=np.asarray(record["groups"], dtype=int),
-                   y_train=np.asarray(record["y_train"], dtype=float),
-                   scores=np.asarray(record["scores"], dtype=float),
-                   noisy_fitted_at=record["noisy_fitted_at"], alpha=record["alpha"])
+        history = {
+            key: np.array([row[key] for row in record["history"]], dtype=float)
+            for key in record["history"][0]
+        }
+        return cls(
+            steps=np.asarray(record["steps"], dtype=float),
+            history=history,
+            logits=np.asarray(record["logits"], dtype=float),
+            noisy=np.asarray(record["noisy"], dtype=bool),
+            groups=np.asarray(record["groups"], dtype=int),
+            y_train=np.asarray(record["y_train"], dtype=float),
+            scores=np.asarray(record["scores"], dtype=float),
+            noisy_fitted_at=record["noisy_fitted_at"],
+            alpha=record["alpha"],
+        )
 
     def at(self, step: float) -> int:
         """Index of the log point ``step``."""
@@ -108,8 +131,9 @@ class Run:
 
     def selected(self, index: int = -1) -> np.ndarray:
         """Group name of each training sample's argmax token at log point ``index``."""
-        return np.array([GROUP_NAMES[g] for g in self.groups[np.argmax(self.logits[index],
-                                                                        axis=-1)]])
+        return np.array(
+            [GROUP_NAMES[g] for g in self.groups[np.argmax(self.logits[index], axis=-1)]]
+        )
 
     def initial_gap_velocities(self, leader: str, other: str, noisy: bool) -> np.ndarray:
         r"""Per sample, :math:`\dot a_{\text{leader}} - \dot a_{\text{other}}` at
@@ -118,8 +142,9 @@ class Run:
         rows = self.noisy if noisy else ~self.noisy
         lead = GROUP_NAMES.index(leader)
         rest = GROUP_NAMES.index(other)
-        return (velocities[rows][:, self.groups == lead].mean(axis=1)
-                - velocities[rows][:, self.groups == rest].mean(axis=1))
+        return velocities[rows][:, self.groups == lead].mean(axis=1) - velocities[rows][
+            :, self.groups == rest
+        ].mean(axis=1)
 
 
 @dataclass(frozen=True)
@@ -136,26 +161,62 @@ class EvidencePlan:
 
     def scan_configs(self, seed: int) -> list[RunConfig]:
         """The benign preset's (d, n) over :attr:`scan_mu`, 1000 GD steps, test size 0."""
-        return [preset("benign", mu_norm=mu, seed=seed, test_size=0, steps=1000,
-                       log_every=1000, log_geometric=2, population="none")
-                for mu in self.scan_mu]
+        return [
+            preset(
+                "benign",
+                mu_norm=mu,
+                seed=seed,
+                test_size=0,
+                steps=1000,
+                log_every=1000,
+                log_geometric=2,
+                population="none",
+            )
+            for mu in self.scan_mu
+        ]
 
     def config(self, name: str, kind: str, seed: int) -> RunConfig:
         if kind == "gd":
-            return preset(name, seed=seed, test_size=0, steps=1000, log_every=10,
-                          log_geometric=2, population="final")
-        return preset(name, seed=seed, test_size=0, engine="flow", steps=self.flow_steps,
-                      log_every=self.flow_steps, log_geometric=self.flow_points)
+            return preset(
+                name,
+                seed=seed,
+                test_size=0,
+                steps=1000,
+                log_every=10,
+                log_geometric=2,
+                population="final",
+            )
+        return preset(
+            name,
+            seed=seed,
+            test_size=0,
+            engine="flow",
+            steps=self.flow_steps,
+            log_every=self.flow_steps,
+            log_geometric=self.flow_points,
+        )
 
     def points(self) -> list[dict[str, Any]]:
-        runs = [{"preset": name, "kind": kind, "seed": seed,
-                 "config": self.config(name, kind, seed).to_dict()}
-                for name in self.presets
-                for kind, seeds in (("gd", self.gd_seeds), ("flow", self.flow_seeds))
-                for seed in range(seeds)]
-        scans = [{"preset": "benign", "kind": "scan", "seed": seed,
-                  "configs": [c.to_dict() for c in self.scan_configs(seed)]}
-                 for seed in range(self.scan_seeds)]
+        runs = [
+            {
+                "preset": name,
+                "kind": kind,
+                "seed": seed,
+                "config": self.config(name, kind, seed).to_dict(),
+            }
+            for name in self.presets
+            for kind, seeds in (("gd", self.gd_seeds), ("flow", self.flow_seeds))
+            for seed in range(seeds)
+        ]
+        scans = [
+            {
+                "preset": "benign",
+                "kind": "scan",
+                "seed": seed,
+                "configs": [c.to_dict() for c in self.scan_configs(seed)],
+            }
+            for seed in range(self.scan_seeds)
+        ]
         return runs + scans
 
 
@@ -175,8 +236,9 @@ class Evidence:
         """Run every point of ``plan`` on ``executor`` (``map_unordered``)."""
         points = plan.points()
         records: list[Any] = [None] * len(points)
-        for done, (index, record) in enumerate(executor.map_unordered(evidence_point, points),
-                                               start=1):
+        for done, (index, record) in enumerate(
+            executor.map_unordered(evidence_point, points), start=1
+        ):
             records[index] = record
             if progress:
                 progress(done, len(points), points[index])
@@ -186,7 +248,8 @@ class Evidence:
                 evidence.scans.append(record)
             else:
                 evidence.runs.setdefault((point["preset"], point["kind"]), []).append(
-                    Run.from_record(record))
+                    Run.from_record(record)
+                )
         return evidence
 
 
@@ -200,5 +263,13 @@ def stack(runs: Sequence[Run], key: str, index: int = -1) -> np.ndarray:
     return np.array([run.history[key][index] for run in runs])
 
 
-__all__ = ["Evidence", "EvidencePlan", "Run", "evidence_run", "evidence_point", "boundary_scan",
-           "noisy_margin_event", "stack"]
+__all__ = [
+    "Evidence",
+    "EvidencePlan",
+    "Run",
+    "evidence_run",
+    "evidence_point",
+    "boundary_scan",
+    "noisy_margin_event",
+    "stack",
+]

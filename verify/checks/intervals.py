@@ -63,5 +63,11 @@ def samples_needed(spread: float, tolerance: float) -> int:
     return max(2, math.ceil((3 * Z95 * spread / tolerance) ** 2))
 
 
-__all__ = ["mean_interval", "proportion_interval", "ratio_interval", "samples_needed",
-           "t_quantile", "Z95"]
+__all__ = [
+    "mean_interval",
+    "proportion_interval",
+    "ratio_interval",
+    "samples_needed",
+    "t_quantile",
+    "Z95",
+]

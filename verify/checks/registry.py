@@ -72,24 +72,41 @@ class Measurement:
     within: bool
     detail: str = ""
     unit: str = ""
+    at_least: bool = False  # one-sided: within when the interval lies above the prediction
 
 
-def compare(predicted: float, measured: float, interval: tuple[float, float], samples: str,
-            model_error: float, estimator: str, detail: str = "",
-            unit: str = "") -> Measurement:
+def compare(
+    predicted: float,
+    measured: float,
+    interval: tuple[float, float],
+    samples: str,
+    model_error: float,
+    estimator: str,
+    detail: str = "",
+    unit: str = "",
+) -> Measurement:
     """A two-sided comparison with tolerance ``model_error`` + the interval's half-width."""
     half = 0.5 * (interval[1] - interval[0])
     tolerance = model_error + half
-    return Measurement(predicted=predicted, measured=measured, interval=interval,
-                       samples=samples, model_error=model_error, tolerance=tolerance,
-                       estimator=estimator, within=abs(measured - predicted) <= tolerance,
-                       detail=detail, unit=unit)
+    return Measurement(
+        predicted=predicted,
+        measured=measured,
+        interval=interval,
+        samples=samples,
+        model_error=model_error,
+        tolerance=tolerance,
+        estimator=estimator,
+        within=abs(measured - predicted) <= tolerance,
+        detail=detail,
+        unit=unit,
+    )
 
 
 @dataclass(frozen=True)
 class Check:
     """A registered check: its name, the paper result it stands for, its horizon, its
-    expectation, and how to measure it (a function of the evidence)."""
+    expectation, and how to measure it: ``measure(evidence, claim=None)``, where ``claim``
+    replaces the value the check compares with (to show that the check can fail)."""
 
     name: str
     paper: str
@@ -98,10 +115,38 @@ class Check:
     measure: Callable[[Any], Measurement]
     needs: tuple[str, ...] = field(default=())
 
-    def run(self, evidence: Any) -> CheckResult:
-        measurement = self.measure(evidence)
-        return CheckResult(check=self, measurement=measurement,
-                           verdict=verdict_of(self.expected, measurement.within))
+    def run(self, evidence: Any, claim: float | None = None) -> CheckResult:
+        measurement = self.measure(evidence, claim)
+        return CheckResult(
+            check=self,
+            measurement=measurement,
+            verdict=verdict_of(self.expected, measurement.within),
+        )
+
+
+def wrong_claims(measurement: Measurement) -> tuple[float, float]:
+    """A claim the check must accept (the measured value itself, or below the interval for a
+    one-sided check) and one it must reject (far outside the tolerance)."""
+    m = measurement
+    if m.at_least:
+        return m.interval[0] / 10, max(m.interval[1], m.measured) * 10
+    return m.measured, m.measured + 3 * (m.tolerance + 0.05 * abs(m.measured) + 1e-9)
+
+
+def can_fail(check: Check, evidence: Any) -> dict[str, Any]:
+    """The check run on a claim it must accept and on one it must reject (a wrong
+    prediction): both must come out as they should, or the check cannot fail."""
+    right, wrong = wrong_claims(check.measure(evidence, None))
+    accepted = check.measure(evidence, right).within
+    rejected = not check.measure(evidence, wrong).within
+    return {
+        "name": check.name,
+        "right_claim": right,
+        "accepted": accepted,
+        "wrong_claim": wrong,
+        "rejected": rejected,
+        "ok": accepted and rejected,
+    }
 
 
 def verdict_of(expected: Expected, within: bool) -> Verdict:
@@ -121,14 +166,28 @@ class CheckResult:
         return self.check.name
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"name": self.check.name, "paper": self.check.paper,
-               "horizon": self.check.horizon, "expected": "agree" if self.check.expected.agree
-               else "disagree", "reason": self.check.expected.reason,
-               "verdict": self.verdict.value}
+        out = {
+            "name": self.check.name,
+            "paper": self.check.paper,
+            "horizon": self.check.horizon,
+            "expected": "agree" if self.check.expected.agree else "disagree",
+            "reason": self.check.expected.reason,
+            "verdict": self.verdict.value,
+        }
         out.update(asdict(self.measurement))
         out["interval"] = list(self.measurement.interval)
         return out
 
 
-__all__ = ["Verdict", "Expected", "AGREE", "Measurement", "compare", "Check", "CheckResult",
-           "verdict_of"]
+__all__ = [
+    "Verdict",
+    "Expected",
+    "AGREE",
+    "Measurement",
+    "compare",
+    "Check",
+    "CheckResult",
+    "verdict_of",
+    "wrong_claims",
+    "can_fail",
+]

@@ -15,8 +15,10 @@ from verify.output.files import atomic_write_json, atomic_write_text
 from verify.output.provenance import provenance
 
 GROUPS = (
-    ("Unexpected (a new failure, or a registered disagreement that now agrees)",
-     (Verdict.NEW_FAILURE, Verdict.NOW_AGREES)),
+    (
+        "Unexpected (a new failure, or a registered disagreement that now agrees)",
+        (Verdict.NEW_FAILURE, Verdict.NOW_AGREES),
+    ),
     ("Disagreements, as registered", (Verdict.DISAGREES_AS_REGISTERED,)),
     ("Agreements", (Verdict.AGREES,)),
 )
@@ -35,8 +37,14 @@ def cells(result: CheckResult) -> tuple[str, ...]:
     m = result.measurement
     low, high = m.interval
     measured = f"{number(m.measured)} [{number(low)}, {number(high)}]"
-    return (result.name, result.check.paper, number(m.predicted), measured,
-            f"±{number(m.tolerance)}", result.verdict.value)
+    return (
+        result.name,
+        result.check.paper,
+        number(m.predicted),
+        measured,
+        f"±{number(m.tolerance)}",
+        result.verdict.value,
+    )
 
 
 def grouped(results: Sequence[CheckResult]) -> list[tuple[str, list[CheckResult]]]:
@@ -47,30 +55,42 @@ def summary_line(results: Sequence[CheckResult]) -> str:
     """The last line of ``verify check``: counts, and whether anything is unexpected."""
     count = {verdict: sum(r.verdict is verdict for r in results) for verdict in Verdict}
     unexpected = count[Verdict.NEW_FAILURE] + count[Verdict.NOW_AGREES]
-    head = (f"{len(results)} checks: {count[Verdict.AGREES]} agree, "
-            f"{count[Verdict.DISAGREES_AS_REGISTERED]} disagree as registered, "
-            f"{unexpected} unexpected")
-    return head + (" -- nothing unexpected" if unexpected == 0 else
-                   " -- UNEXPECTED results, see above")
+    head = (
+        f"{len(results)} checks: {count[Verdict.AGREES]} agree, "
+        f"{count[Verdict.DISAGREES_AS_REGISTERED]} disagree as registered, "
+        f"{unexpected} unexpected"
+    )
+    return head + (
+        " -- nothing unexpected" if unexpected == 0 else " -- UNEXPECTED results, see above"
+    )
 
 
-def console_table(results: Sequence[CheckResult],
-                  widths: Sequence[int] = CONSOLE_WIDTHS) -> str:
+def console_table(results: Sequence[CheckResult], widths: Sequence[int] = CONSOLE_WIDTHS) -> str:
     """The results in three groups, fitting a 120-column terminal (long cells wrap)."""
+
     def line(row: Sequence[str]) -> list[str]:
-        wrapped = [textwrap.wrap(cell, width) or [""]
-                   for cell, width in zip(row, widths, strict=True)]
+        wrapped = [
+            textwrap.wrap(cell, width) or [""] for cell, width in zip(row, widths, strict=True)
+        ]
         height = max(len(parts) for parts in wrapped)
-        return ["  ".join((parts[k] if k < len(parts) else "").ljust(width)
-                          for parts, width in zip(wrapped, widths, strict=True)).rstrip()
-                for k in range(height)]
+        return [
+            "  ".join(
+                (parts[k] if k < len(parts) else "").ljust(width)
+                for parts, width in zip(wrapped, widths, strict=True)
+            ).rstrip()
+            for k in range(height)
+        ]
 
     out: list[str] = []
     for title, members in grouped(results):
         if not members:
             continue
-        out += ["", f"{title} ({len(members)})", *line(COLUMNS),
-                "  ".join("-" * width for width in widths)]
+        out += [
+            "",
+            f"{title} ({len(members)})",
+            *line(COLUMNS),
+            "  ".join("-" * width for width in widths),
+        ]
         for result in members:
             out += line(cells(result))
     out += ["", summary_line(results)]
@@ -81,47 +101,77 @@ def markdown(results: Sequence[CheckResult], meta: dict[str, Any]) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
-    lines = ["# Verification report", "",
-             f"Package version {meta['provenance']['package_version']} (commit "
-             f"{meta['provenance'].get('commit')}); mode: {meta['mode']}; wall time "
-             f"{meta['wall_seconds']:.1f} s.", "",
-             "Every prediction is this package's own reconstruction of the paper result "
-             "named (the paper's exact statements are not available). Every check is "
-             "registered before the run as an expected agreement or an expected "
-             "disagreement with its reason; tolerances are the prediction's stated model "
-             "error plus the 95% interval of the estimate.", ""]
+    lines = [
+        "# Verification report",
+        "",
+        f"Package version {meta['provenance']['package_version']} (commit "
+        f"{meta['provenance'].get('commit')}); mode: {meta['mode']}; wall time "
+        f"{meta['wall_seconds']:.1f} s.",
+        "",
+        "Every prediction is this package's own reconstruction of the paper result "
+        "named (the paper's exact statements are not available). Every check is "
+        "registered before the run as an expected agreement or an expected "
+        "disagreement with its reason; tolerances are the prediction's stated model "
+        "error plus the 95% interval of the estimate.",
+        "",
+    ]
     for title, members in grouped(results):
         lines += [f"## {title} ({len(members)})", ""]
         if not members:
             lines += ["None.", ""]
             continue
-        lines += ["| check | paper | horizon | predicted | measured [95% CI] | samples | "
-                  "model error | tolerance | estimator | verdict |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "| check | paper | horizon | predicted | measured [95% CI] | samples | "
+            "model error | tolerance | estimator | verdict |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for r in members:
             m = r.measurement
-            row = (*cells(r)[:2], r.check.horizon, number(m.predicted), cells(r)[3],
-                   m.samples, number(m.model_error), number(m.tolerance), m.estimator,
-                   f"**{r.verdict.value}**")
+            row = (
+                *cells(r)[:2],
+                r.check.horizon,
+                number(m.predicted),
+                cells(r)[3],
+                m.samples,
+                number(m.model_error),
+                number(m.tolerance),
+                m.estimator,
+                f"**{r.verdict.value}**",
+            )
             lines.append("| " + " | ".join(cell(str(v)) for v in row) + " |")
-        notes = [f"- **{r.name}**: " + "; ".join(filter(None, (
-            r.check.expected.reason and f"registered disagreement: {r.check.expected.reason}",
-            r.measurement.detail))) for r in members
-            if r.check.expected.reason or r.measurement.detail]
+        notes = [
+            f"- **{r.name}**: "
+            + "; ".join(
+                filter(
+                    None,
+                    (
+                        r.check.expected.reason
+                        and f"registered disagreement: {r.check.expected.reason}",
+                        r.measurement.detail,
+                    ),
+                )
+            )
+            for r in members
+            if r.check.expected.reason or r.measurement.detail
+        ]
         lines += ["", *notes, ""]
     lines += [summary_line(results), ""]
     return "\n".join(lines)
 
 
-def write_report(results: Sequence[CheckResult], out_dir: str | Path,
-                 meta: dict[str, Any]) -> None:
+def write_report(results: Sequence[CheckResult], out_dir: str | Path, meta: dict[str, Any]) -> None:
     out = Path(out_dir)
     meta = {**meta, "provenance": provenance()}
     atomic_write_text(out / "report.md", markdown(results, meta))
-    atomic_write_json(out / "report.json",
-                      {**meta, "summary": summary_line(results),
-                       "unexpected": sum(r.verdict.unexpected for r in results),
-                       "checks": [r.as_dict() for r in results]})
+    atomic_write_json(
+        out / "report.json",
+        {
+            **meta,
+            "summary": summary_line(results),
+            "unexpected": sum(r.verdict.unexpected for r in results),
+            "checks": [r.as_dict() for r in results],
+        },
+    )
 
 
 __all__ = ["console_table", "markdown", "write_report", "summary_line", "grouped"]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from verify.checks.regimes import RegimeThresholds, classify_regime
+from verify.checks.regimes import RegimeThresholds, regimes_of
 from verify.sim.config import RunConfig, preset
 from verify.sim.data import GROUP_NAMES, Dataset, generate
 from verify.sim.engines import ReducedEngine
@@ -42,17 +41,10 @@ def selected_groups(logits: np.ndarray, data: Dataset) -> np.ndarray:
     return np.array([GROUP_NAMES[g] for g in data.groups[np.argmax(logits, axis=1)]])
 
 
-#: The checks call a run overfitting once at least half its noisy samples are fitted
-#: (the paper's not-overfitting run fits none; a run fitting some is reported as such).
-CHECK_THRESHOLDS = RegimeThresholds(test_accuracy=0.95, noisy_fitted=0.5)
-
-
-def measured_regime(result: RunResult, thresholds: RegimeThresholds = CHECK_THRESHOLDS) -> str:
-    """The regime of a finished run by :func:`verify.checks.regimes.classify_regime`."""
-    last = result.final
-    return classify_regime(
-        last.get("noisy_fitted", math.nan), last.get("test_accuracy", math.nan), thresholds
-    )
+def measured_regime(result: RunResult, thresholds: RegimeThresholds | None = None) -> str:
+    """The regime of a finished run by the paper's mechanism
+    (:func:`verify.checks.regimes.classify_regime` on its final row)."""
+    return regimes_of(result.final, thresholds)["regime"]
 
 
 @dataclass

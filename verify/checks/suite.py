@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from theory.predictions import Predictions, predict
-from verify.checks.catalogue import catalogue
+from verify.checks.catalogue import Claims, catalogue
 from verify.checks.evidence import Evidence, EvidencePlan
 from verify.checks.registry import CheckResult
 from verify.sim.config import PRESETS, preset
@@ -29,8 +29,11 @@ def predictions_for(plan: EvidencePlan) -> dict[str, Predictions]:
     return out
 
 
-def run_checks(quick: bool = False, executor: Any = None,
-               progress: Callable[[str, int, int], None] | None = None) -> list[CheckResult]:
+def run_checks(
+    quick: bool = False,
+    executor: Any = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[CheckResult]:
     """Collect the evidence (on ``executor``: a process pool by default) and run every
     registered check. ``progress(stage, done, total)`` follows the runs, then the checks."""
     from verify.experiments.sweep import make_executor
@@ -40,12 +43,14 @@ def run_checks(quick: bool = False, executor: Any = None,
     executor = executor or make_executor(workers=2)
     try:
         evidence = Evidence.collect(
-            plan, executor,
-            None if progress is None else lambda done, total, _: progress("runs", done, total))
+            plan,
+            executor,
+            None if progress is None else lambda done, total, _: progress("runs", done, total),
+        )
     finally:
         if owned:
             executor.close()
-    checks = catalogue(plan.presets, predictions_for(plan))
+    checks = catalogue(plan.presets, Claims(predictions_for(plan)), scans=plan.scan_seeds > 0)
     results = []
     for check in checks:
         results.append(check.run(evidence))

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from verify.checks.regimes import classify_regime
+from verify.checks.regimes import regimes_of
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.fits import bootstrap_exponent, fit_power_law
 from verify.experiments.settings import BoundarySettings
@@ -158,7 +158,8 @@ def bisect_boundaries(
                 "clean_fitted": number(result.get("clean_fitted")),
                 "train_loss": number(result.get("train_loss")),
                 "test_loss": number(result.get("test_loss")),
-                "regime": classify_regime(noisy, test, settings.thresholds),
+                "regime": regimes_of(result, settings.thresholds)["regime"],
+                "regime_practical": regimes_of(result, settings.thresholds)["regime_practical"],
                 "status": result.get("status", ""),
             }
         )

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from verify.checks.regimes import RegimeThresholds, classify_regime
+from verify.checks.regimes import RegimeThresholds, regimes_of
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.settings import PhaseDiagramSettings
 from verify.experiments.sweep import Executor, ResultStore, run_sweep
@@ -26,12 +26,12 @@ from verify.output.tables import number
 #: Final-state quantities of a phase-diagram cell.
 CELL_QUANTITIES = (
     "train_loss",
-    "test_loss",
+    "population_test_loss",
     "train_accuracy",
-    "test_accuracy",
+    "population_test_accuracy",
     "clean_fitted",
     "noisy_fitted",
-    "test_selects_relevant",
+    "population_test_selects_relevant",
 )
 
 
@@ -85,9 +85,7 @@ def cell_rows(
             }
             row.update({key: number(cell.get(key)) for key in CELL_QUANTITIES})
             row["snr"] = cell["mu_norm"] / math.sqrt(d)
-            row["regime"] = classify_regime(
-                row["noisy_fitted"], row["test_accuracy"], RegimeThresholds(settings.test_threshold)
-            )
+            row.update(regimes_of(row, RegimeThresholds(test_accuracy=settings.test_threshold)))
             row["status"] = cell.get("status", "")
             rows.append(row)
     return rows

@@ -260,11 +260,12 @@ def figure_phase_diagram(
     rows["regime_code"] = np.array([codes.get(str(r), np.nan) for r in rows["regime"]])
     panels = (
         ("train_loss", "final train loss", "viridis", None),
-        ("test_loss", "final test loss", "viridis", None),
+        ("population_test_loss", "final test loss (population)", "viridis", None),
         ("noisy_fitted", "fraction of noisy samples fitted", "magma", (0.0, 1.0)),
-        ("train_accuracy", "final train accuracy", "magma", (0.5, 1.0)),
-        ("test_accuracy", "final test accuracy", "magma", (0.5, 1.0)),
-        ("regime_code", "regime (per-run rule; seed-mean code)", None, None),
+        ("population_test_selects_relevant", "test sequences selecting R (population)",
+         "magma", (0.0, 1.0)),
+        ("population_test_accuracy", "final test accuracy (population)", "magma", (0.5, 1.0)),
+        ("regime_code", "regime by token selection (seed-mean code)", None, None),
     )
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
     n = int(rows["n"][0])
