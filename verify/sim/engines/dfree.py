@@ -1,0 +1,78 @@
+r"""d-free engines: reduced GD (``dfree``) and gradient flow (``dfree-flow``) on statistics
+sampled in law.
+
+For Gaussian :math:`W_0` (entries :math:`N(0, s^2)`) and Gaussian token noise, the reduced
+dynamics :math:`a \leftarrow a - \alpha (h + M\,\mathrm{Gram}\,h)`,
+:math:`M \leftarrow M - \alpha\, a h^\top` (logits :math:`K a + \mathrm{Gram}\, M^\top K a`)
+and the recorded observables depend on the draws only through
+:math:`(K, \mathrm{Gram}, Q, E^\top A B, E^\top B)` and the scores
+:math:`\gamma = B^\top \nu`. :mod:`verify.sim.dfree_law` samples their joint law exactly
+in :math:`O(N^3)` time and :math:`O(N^2)` memory for any d; the runs are then the
+reduced engine's and the flow engine's on those statistics, so a d-free run has the law
+of a d-dimensional run with the Gaussian init (not its numbers: the draws differ). There
+is no query vector and no finite test set; test metrics come from the population
+(:math:`\|q\|^2` and :math:`E^\top q` are exact).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import numpy as np
+
+from theory.validation import require
+from verify.sim.config import RunConfig
+from verify.sim.data import Dataset
+from verify.sim.dfree_data import ReducedData
+from verify.sim.engines.flow import FlowEngine
+from verify.sim.engines.reduced import ReducedEngine
+from verify.sim.statistics import Statistics
+
+
+def dfree_statistics(config: RunConfig, data: object, W0: np.ndarray | None) -> Statistics:
+    """The statistics of ``data``, which must be a d-free draw (no ``W0``, no tokens)."""
+    engine = config.solver.engine
+    require(
+        isinstance(data, ReducedData),
+        "engine",
+        engine,
+        "reduced, flow, dense or mp for data with tokens (engine "
+        f"{engine} runs on the data it samples in law itself)",
+    )
+    require(W0 is None, "engine", engine, f"an engine other than {engine} for a given W0")
+    return cast(ReducedData, data).statistics
+
+
+class DfreeTestSet:
+    """No finite test set: test logits of shape (0, T)."""
+
+    scores: np.ndarray  # the training scores, (n, T)
+
+    def test_logits(self) -> np.ndarray:
+        return np.zeros((0, self.scores.shape[-1]))
+
+
+class DfreeEngine(DfreeTestSet, ReducedEngine):
+    """Reduced GD on statistics sampled in law (see the module docstring)."""
+
+    name = "dfree"
+
+    def __init__(self, config: RunConfig, data: ReducedData, W0: np.ndarray | None = None):
+        statistics = dfree_statistics(config, data, W0)
+        # The reduced engines read of their data only n, T, y_train and train_scores, which
+        # ReducedData has; the finite test set (X_test) is replaced by DfreeTestSet.
+        super().__init__(config, cast(Dataset, data), statistics=statistics)
+
+
+class DfreeFlowEngine(DfreeTestSet, FlowEngine):
+    """Gradient flow on statistics sampled in law (see the module docstring)."""
+
+    name = "dfree-flow"
+
+    def __init__(self, config: RunConfig, data: ReducedData, W0: np.ndarray | None = None):
+        statistics = dfree_statistics(config, data, W0)
+        # As in DfreeEngine: only n, T, y_train and train_scores of the data are read.
+        super().__init__(config, cast(Dataset, data), statistics=statistics)
+
+
+__all__ = ["DfreeEngine", "DfreeFlowEngine", "dfree_statistics"]
