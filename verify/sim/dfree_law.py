@@ -65,24 +65,42 @@ import numpy as np
 from verify.sim.statistics import Statistics, conserved_scale
 
 
-def bartlett_factor(dof: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+def _transpose(matrices: np.ndarray) -> np.ndarray:
+    """Transpose of each matrix of a stack (the last two axes)."""
+    return np.swapaxes(matrices, -1, -2)
+
+
+def bartlett_factor(
+    dof: int, dim: int, rng: np.random.Generator, size: tuple[int, ...] = ()
+) -> np.ndarray:
     r"""The R factor of the QR decomposition of a ``dof`` x ``dim`` standard Gaussian matrix,
     in law: upper trapezoidal, :math:`k \times \mathrm{dim}` with :math:`k =
     \min(\mathrm{dof}, \mathrm{dim})`, :math:`F_{ii} = (\chi^2_{\mathrm{dof} - i + 1})^{1/2}`
     (:math:`i = 1..k`), :math:`F_{ij} \sim N(0, 1)` for :math:`j > i`, all independent; so
     :math:`F^\top F \sim \mathrm{Wishart}_{\mathrm{dim}}(\mathrm{dof}, I)` (Bartlett's
-    decomposition, singular when :math:`\mathrm{dof} < \mathrm{dim}`)."""
+    decomposition, singular when :math:`\mathrm{dof} < \mathrm{dim}`). ``size``: a stack of
+    independent factors, shape ``(*size, k, dim)``."""
     rows = min(dof, dim)
-    factor = np.triu(rng.standard_normal((rows, dim)), 1)
+    factor = np.triu(rng.standard_normal((*size, rows, dim)), 1)
     diagonal = np.arange(rows)
-    factor[diagonal, diagonal] = np.sqrt(rng.chisquare(dof - diagonal))
+    factor[..., diagonal, diagonal] = np.sqrt(rng.chisquare(dof - diagonal, (*size, rows)))
     return factor
 
 
-def noise_factor(d: int, N: int, rng: np.random.Generator) -> np.ndarray:
+def signal_coordinates(
+    signal: np.ndarray, sigma: float, rng: np.random.Generator, size: tuple[int, ...] = ()
+) -> np.ndarray:
+    r""":math:`E^\top B = S^\top + \sigma G_E` (2, N): the signal coefficients ``signal``
+    (N, 2) plus the noise's components on the signal plane, drawn explicitly."""
+    return signal.T + sigma * rng.standard_normal((*size, 2, signal.shape[0]))
+
+
+def noise_factor(
+    d: int, N: int, rng: np.random.Generator, size: tuple[int, ...] = ()
+) -> np.ndarray:
     r""":math:`F` with :math:`F^\top F \sim \mathrm{Wishart}_N(d - 2, I)`: the noise of
     :math:`N` tokens off the two signal directions, up to a rotation."""
-    return bartlett_factor(d - 2, N, rng)
+    return bartlett_factor(d - 2, N, rng, size)
 
 
 def token_factor(
@@ -90,42 +108,45 @@ def token_factor(
 ) -> np.ndarray:
     r""":math:`R = \begin{pmatrix} I_2 & E^\top B \\ 0 & \sigma F\end{pmatrix}`
     (:math:`r \times (N + 2)`), the triangular factor of :math:`[e_1, e_2, B]`, from the
-    tokens' coordinates ``signal_B`` :math:`= E^\top B` (2, N)."""
-    N = signal_B.shape[1]
-    noise = sigma * noise_factor(d, N, rng)
-    factor = np.zeros((2 + noise.shape[0], 2 + N))
-    factor[:2, :2] = np.eye(2)
-    factor[:2, 2:] = signal_B
-    factor[2:, 2:] = noise
+    tokens' coordinates ``signal_B`` :math:`= E^\top B` (2, N; or a stack of them)."""
+    *size, _, N = signal_B.shape
+    noise = sigma * noise_factor(d, N, rng, tuple(size))
+    factor = np.zeros((*size, 2 + noise.shape[-2], 2 + N))
+    factor[..., :2, :2] = np.eye(2)
+    factor[..., :2, 2:] = signal_B
+    factor[..., 2:, 2:] = noise
     return factor
 
 
-def weight_factors(rank: int, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def weight_factors(
+    rank: int, d: int, rng: np.random.Generator, size: tuple[int, ...] = ()
+) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`(T_Z, T_Y)`: :math:`T_Z^\top T_Z \sim \mathrm{Wishart}_r(d, I)` and,
     independent, :math:`T_Y^\top T_Y \sim \mathrm{Wishart}_r(d - r, I)` (:math:`r` =
     ``rank`` :math:`\le d`)."""
-    return bartlett_factor(d, rank, rng), bartlett_factor(d - rank, rank, rng)
+    return bartlett_factor(d, rank, rng, size), bartlett_factor(d - rank, rank, rng, size)
 
 
 def factor_statistics(
     R: np.ndarray, T_Z: np.ndarray, T_Y: np.ndarray, s: float, d: int
 ) -> Statistics:
-    r"""The :class:`~verify.sim.statistics.Statistics` from the factors: with
+    r"""The :class:`~verify.sim.statistics.Statistics` from the factors (or from stacks of
+    them: then every array of the result has the stack's leading axes): with
     :math:`R_B` = ``R[:, 2:]``, :math:`V = s T_Z R_B`, :math:`C = s T_Z^\top V`,
     :math:`K = V^\top V`, :math:`\mathrm{Gram} = R_B^\top R_B`,
     :math:`Q = C^\top C + (s T_Y V)^\top (s T_Y V)`, :math:`E^\top A B = C_{1:2}`,
     :math:`E^\top B = R_{1:2, B}`, and :math:`\|W_0 W_0^\top\|_F` from the Gaussian moments
     :math:`(s^2, 3 s^4)`."""
-    R_B = R[:, 2:]
+    R_B = R[..., 2:]
     V = (s * T_Z) @ R_B
-    C = (s * T_Z).T @ V
+    C = _transpose(s * T_Z) @ V
     Y = (s * T_Y) @ V
     return Statistics(
-        K=V.T @ V,
-        gram=R_B.T @ R_B,
-        Q=C.T @ C + Y.T @ Y,
-        signal_AB=C[:2].copy(),
-        signal_B=R_B[:2].copy(),
+        K=_transpose(V) @ V,
+        gram=_transpose(R_B) @ R_B,
+        Q=_transpose(C) @ C + _transpose(Y) @ Y,
+        signal_AB=C[..., :2, :].copy(),
+        signal_B=R_B[..., :2, :].copy(),
         invariant_scale=conserved_scale(s * s, 3.0 * s**4, d),
     )
 
@@ -137,19 +158,22 @@ def sample_statistics(
     d: int,
     token_rng: np.random.Generator,
     weight_rng: np.random.Generator,
+    size: tuple[int, ...] = (),
 ) -> Statistics:
     r"""One draw of the statistics of tokens :math:`B = E S^\top + \sigma G` (``signal``
     :math:`= S`, (N, 2)) and :math:`W_0` with :math:`N(0, s^2)` entries, in dimension ``d``
     (see the module docstring). ``token_rng`` draws :math:`G_E` then :math:`F`,
-    ``weight_rng`` draws :math:`T_Z` then :math:`T_Y`."""
-    signal_B = signal.T + sigma * token_rng.standard_normal((2, signal.shape[0]))
+    ``weight_rng`` draws :math:`T_Z` then :math:`T_Y`. ``size``: a stack of independent
+    draws instead (every array of the result with leading axes ``size``)."""
+    signal_B = signal_coordinates(signal, sigma, token_rng, size)
     R = token_factor(signal_B, sigma, d, token_rng)
-    T_Z, T_Y = weight_factors(R.shape[0], d, weight_rng)
+    T_Z, T_Y = weight_factors(R.shape[-2], d, weight_rng, size)
     return factor_statistics(R, T_Z, T_Y, s, d)
 
 
 __all__ = [
     "bartlett_factor",
+    "signal_coordinates",
     "noise_factor",
     "token_factor",
     "weight_factors",
