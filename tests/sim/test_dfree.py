@@ -12,7 +12,6 @@ check is shown to fail on a wrong construction (one step of the sampler replaced
 from __future__ import annotations
 
 import functools
-import time
 import tracemalloc
 
 import numpy as np
@@ -199,7 +198,7 @@ MOMENT_DIMENSIONS = (2, 5, 11, 40)  # d = 2: no noise off the plane; 5: d < N + 
 def test_sampled_moments_match_the_exact_ones():
     z = [exact_moment_z(d) for d in MOMENT_DIMENSIONS]
     bound = bonferroni(sum(values.size for values in z))
-    worst = {d: round(float(values.max()), 2) for d, values in zip(MOMENT_DIMENSIONS, z, strict=True)}
+    worst = dict(zip(MOMENT_DIMENSIONS, (round(float(v.max()), 2) for v in z), strict=True))
     assert max(worst.values()) < bound, (worst, bound)
 
 
@@ -216,7 +215,7 @@ EXPLICIT_DIMENSIONS = (6, 40)  # below and above N + 2 = 8
 def test_first_two_moments_match_an_explicit_d_dimensional_construction():
     z = [explicit_moment_z(d) for d in EXPLICIT_DIMENSIONS]
     bound = bonferroni(sum(values.size for values in z))
-    worst = {d: round(float(values.max()), 2) for d, values in zip(EXPLICIT_DIMENSIONS, z, strict=True)}
+    worst = dict(zip(EXPLICIT_DIMENSIONS, (round(float(v.max()), 2) for v in z), strict=True))
     assert max(worst.values()) < bound, (worst, bound)
 
 
@@ -231,9 +230,12 @@ def test_explicit_comparison_rejects_a_wrong_construction(monkeypatch, wrong):
 
 KS_SEEDS = 200
 KS_ALPHA = 1e-3
+#: T = 3 (tokens R, W+, W-): with an irrelevant token (T = 4) the noisy-fitted fraction did
+#: not tell apart even tokens without noise on the signal plane (KS p = 1), so that check
+#: could not fail; at T = 3 it does.
 KS_SETTINGS = {
     "n": 8,
-    "T": 4,
+    "T": 3,
     "eta": 0.25,
     "mu_norm": 5.0,
     "alpha": 5e-3,
@@ -288,9 +290,7 @@ def dfree_finals(d: int) -> dict[str, np.ndarray]:
 
 def ks_p_values(d: int) -> dict[str, float]:
     reference, law = reduced_finals(d), dfree_finals(d)
-    return {
-        key: float(stats.ks_2samp(reference[key], law[key]).pvalue) for key in KS_KEYS
-    }
+    return {key: float(stats.ks_2samp(reference[key], law[key]).pvalue) for key in KS_KEYS}
 
 
 @pytest.mark.parametrize("d", [200, pytest.param(2000, marks=pytest.mark.slow)])
@@ -350,18 +350,21 @@ def test_same_seed_same_numbers_and_no_d_dimensional_array():
     config = small(d=10**9, engine="dfree", steps=50, log_geometric=5)
     first, second = simulate(config), simulate(config)
     assert first.status == "completed", first.message
-    assert first.history == second.history
+    np.testing.assert_equal(first.history, second.history)  # NaN (no test set) equal to NaN
     assert isinstance(first.data, ReducedData) and first.data.d == 10**9
     assert all(
         np.asarray(value).size < 10**4
         for value in vars(first.data.statistics).values()
         if isinstance(value, np.ndarray)
     )
-    assert simulate(config.replace(seed=1)).history != first.history
+    other = simulate(config.replace(seed=1)).final
+    assert other["clean_gap_mean"] != first.final["clean_gap_mean"]
 
 
 def test_a_dfree_run_at_d_1e9_is_light():
-    """Paper-sized (n = 20, T = 8) at d = 1e9: little memory, finite records."""
+    """Paper-sized (n = 20, T = 8) at d = 1e9: the draw and 1000 steps hold a few N x N
+    arrays (bound fixed in advance: 32 N^2 floats, about 6.3 MiB at N = 160), and a
+    recorded run completes with finite records."""
     config = RunConfig.build(
         d=10**9, engine="dfree", init="gaussian", mu_norm=2000.0, alpha=2e-7, log_geometric=10
     )
@@ -369,14 +372,15 @@ def test_a_dfree_run_at_d_1e9_is_light():
     with pytest.raises(InvalidParameter):
         check_memory(config.replace(engine="reduced", init="uniform"), available=2**30)
     tracemalloc.start()
-    started = time.perf_counter()
-    result = simulate(config)
-    elapsed = time.perf_counter() - started
+    engine = make_engine(config, draw_reduced_data(config))
+    engine.advance_to(1000)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    N = config.model.n_tokens
+    assert peak < 32 * N * N * 8, f"peak {peak / 2**20:.2f} MiB"
+    result = simulate(config)
     assert result.status == "completed", result.message
     assert np.isfinite(result.final["clean_gap_mean"]) and np.isfinite(result.final["q_norm"])
-    assert peak < 64 * 2**20, f"peak {peak / 2**20:.1f} MiB in {elapsed:.1f} s"
 
 
 def _flow_gd_distance(config, data, steps):
@@ -424,7 +428,7 @@ def test_dfree_engines_refuse_other_inits_data_and_W0():
     with pytest.raises(InvalidParameter, match=r"^init="):
         RunConfig.build(engine="dfree-flow", init="uniform")
     with pytest.raises(InvalidParameter, match=r"^init="):
-        draw_reduced_data(small())  # the Gaussian law is not drawn for another init
+        draw_reduced_data(small(init="uniform"))  # no Gaussian law drawn for another init
     config = small(engine="dfree", test_size=4)
     tokens = generate(config)
     with pytest.raises(InvalidParameter, match=r"^engine='dfree' is invalid"):

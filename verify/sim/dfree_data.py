@@ -6,8 +6,8 @@ training scores :math:`\gamma = B^\top \nu` and, for the dynamics and the query'
 moments, the :class:`~verify.sim.statistics.Statistics` of the draws, sampled in law by
 :mod:`verify.sim.dfree_law`. Since :math:`\nu = \gamma_0 (e_1 - e_2)/\|\mu\|` lies in the
 signal plane, the scores are :math:`\gamma = (\gamma_0/\|\mu\|)\,(E^\top B)^\top (1, -1)^\top`
-exactly. There is no finite test set (its arrays have length 0): test metrics come from
-the population.
+exactly. There is no finite test set (its arrays have length 0, so they hold no memory
+whatever d is): test metrics come from the population.
 
 The seed's streams are used as the d-dimensional generator uses them: the labels are
 balanced and the flipped set comes from the ``flips`` stream (the same flipped set as a
@@ -65,6 +65,11 @@ class ReducedData:
     def noisy(self) -> np.ndarray:
         """Boolean mask of the training samples whose observed label is flipped."""
         return self.y_train != self.y_clean
+
+    @property
+    def X_test(self) -> np.ndarray:
+        """No finite test set: shape (0, T, d), no entries."""
+        return np.zeros((0, self.T, self.d))
 
     @property
     def test_scores(self) -> np.ndarray:

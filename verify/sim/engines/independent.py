@@ -22,6 +22,7 @@ engine (or of the reduced engine, from each seed's
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -126,6 +127,13 @@ class IndependentRunView:
 
     def test_logits(self) -> np.ndarray:
         return np.zeros((0, self.batch.scores.shape[-1]))
+
+    def snapshot(self) -> tuple[np.ndarray, dict[str, float]]:
+        """Evaluated at once: there is no test set to read."""
+        return self.test_logits(), self.parameter_norms()
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
+        return list(snapshots)
 
     def parameter_norms(self) -> dict[str, float]:
         return self.statistics.parameter_norms(self.batch.a[self.run], self.batch.M[self.run])
