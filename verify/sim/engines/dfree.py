@@ -16,7 +16,7 @@ is no query vector and no finite test set; test metrics come from the population
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from theory.validation import require
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.dfree_data import ReducedData
+from verify.sim.engines.base import single_blas_thread
 from verify.sim.engines.flow import FlowEngine
 from verify.sim.engines.reduced import ReducedEngine
 from verify.sim.statistics import Statistics
@@ -43,36 +44,37 @@ def dfree_statistics(config: RunConfig, data: object, W0: np.ndarray | None) -> 
     return cast(ReducedData, data).statistics
 
 
-class DfreeTestSet:
-    """No finite test set: test logits of shape (0, T)."""
-
-    scores: np.ndarray  # the training scores, (n, T)
-
-    def test_logits(self) -> np.ndarray:
-        return np.zeros((0, self.scores.shape[-1]))
-
-
-class DfreeEngine(DfreeTestSet, ReducedEngine):
-    """Reduced GD on statistics sampled in law (see the module docstring)."""
+class DfreeEngine(ReducedEngine):
+    """Reduced GD on statistics sampled in law (see the module docstring). There is no
+    finite test set, and a log point is evaluated when it is captured (no test set's
+    reading for many points to share), so a run keeps :math:`O(N^2)` memory rather than
+    one :math:`N \times N` state per pending log point."""
 
     name = "dfree"
 
     def __init__(self, config: RunConfig, data: ReducedData, W0: np.ndarray | None = None):
         statistics = dfree_statistics(config, data, W0)
-        # The reduced engines read of their data only n, T, y_train and train_scores, which
-        # ReducedData has; the finite test set (X_test) is replaced by DfreeTestSet.
+        # The reduced engines read of their data only n, T, y_train and train_scores (and
+        # X_test, empty here), which ReducedData has.
         super().__init__(config, cast(Dataset, data), statistics=statistics)
 
+    def test_logits(self) -> np.ndarray:
+        return np.zeros((0, self.data.T))
 
-class DfreeFlowEngine(DfreeTestSet, FlowEngine):
-    """Gradient flow on statistics sampled in law (see the module docstring)."""
+    def snapshot(self) -> Any:
+        """The log point's evaluation itself: (test logits, parameter norms)."""
+        with single_blas_thread():  # N x N products
+            return self.test_logits(), self.parameter_norms()
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
+        return list(snapshots)
+
+
+class DfreeFlowEngine(DfreeEngine, FlowEngine):
+    """Gradient flow on statistics sampled in law: the flow engine's solver, the d-free
+    engine's data and evaluation."""
 
     name = "dfree-flow"
-
-    def __init__(self, config: RunConfig, data: ReducedData, W0: np.ndarray | None = None):
-        statistics = dfree_statistics(config, data, W0)
-        # As in DfreeEngine: only n, T, y_train and train_scores of the data are read.
-        super().__init__(config, cast(Dataset, data), statistics=statistics)
 
 
 __all__ = ["DfreeEngine", "DfreeFlowEngine", "dfree_statistics"]
