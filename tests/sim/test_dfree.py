@@ -244,12 +244,16 @@ KS_SETTINGS = {
     "init": "gaussian",
     "test_size": 0,  # the reduced engine's finite test set is drawn after training
 }
-#: Final-step statistics compared by the default test; test accuracy has its own test: the
-#: reduced engine's on a finite clean test set of TEST_SIZE sequences per seed, against
-#: the d-free engine's population accuracy (the d-free engine has no query vector, so no
-#: finite test set).
+#: Final-step statistics compared by the default test. Test accuracy has its own tests,
+#: once the population test metrics are recorded: population accuracy (the same function of
+#: the query's moments for both engines), and the reduced engine's accuracy on a finite
+#: clean test set of TEST_SIZE sequences per seed against the d-free population accuracy
+#: plus the finite set's own sampling noise (the d-free engine has no query vector, hence
+#: no finite test set). Without that noise the two differ in law: measured at d = 2000,
+#: KS p = 4.6e-7 with equal means (0.9521 vs 0.9515): the binomial noise of 1000
+#: sequences (sd 0.0068) is twice the seeds' spread of the population accuracy (sd 0.0033),
+#: and the finite-set accuracies spread as both together (sd 0.0071).
 KS_KEYS = ("noisy_fitted", "clean_gap_mean", "q_norm")
-ACCURACY_KEYS = ("test_accuracy", "population_test_accuracy")
 TEST_SIZE = 1000
 DFREE_SEEDS = 10**6  # the d-free seeds start here: disjoint from the reduced engine's
 
@@ -305,18 +309,39 @@ def reduced_finals(d: int) -> dict[str, np.ndarray]:
 
 
 def dfree_finals(d: int) -> dict[str, np.ndarray]:
+    """The d-free runs' final statistics, with the sampler's steps as they are now (a wrong
+    construction put in place by a test gets its own runs)."""
+    steps = tuple(getattr(dfree_law, name) for name, _ in WRONG.values())
+    return _dfree_finals(d, steps)
+
+
+@functools.cache
+def _dfree_finals(d: int, sampler_steps: tuple) -> dict[str, np.ndarray]:
     configs = [ks_config(d, DFREE_SEEDS + seed, "dfree") for seed in range(KS_SEEDS)]
     datas = [draw_reduced_data(config) for config in configs]
     return columns(trained(configs, datas, [data.statistics for data in datas])[1])
 
 
+def with_finite_set_noise(accuracy: np.ndarray, seed: int) -> np.ndarray:
+    r"""Accuracy on TEST_SIZE fresh test sequences given the population accuracy :math:`p`:
+    :math:`\mathrm{Binomial}(m, p)/m` (the sequences are independent given the trained
+    query; the two classes' accuracies are averaged, which overstates the variance by
+    :math:`(p_+ - p_-)^2/4m`, negligible here)."""
+    rng = np.random.default_rng(seed)
+    return rng.binomial(TEST_SIZE, accuracy) / TEST_SIZE
+
+
 def ks_p_values(d: int) -> dict[str, float]:
-    """KS p-values of the final statistics, and of the reduced engine's finite-set accuracy
-    against the d-free population accuracy where that is recorded."""
+    """KS p-values of the final statistics and, where the population accuracy is recorded,
+    of the accuracies (population vs population; finite set vs population with the finite
+    set's noise)."""
     reference, law = reduced_finals(d), dfree_finals(d)
     pairs = {key: (reference[key], law[key]) for key in KS_KEYS}
     if "population_test_accuracy" in law:
-        pairs["test_accuracy"] = (reference["test_accuracy"], law["population_test_accuracy"])
+        population = law["population_test_accuracy"]
+        pairs["population_test_accuracy"] = (reference["population_test_accuracy"], population)
+        finite = with_finite_set_noise(population, seed=d)
+        pairs["test_accuracy"] = (reference["test_accuracy"], finite)
     return {key: float(stats.ks_2samp(*pair).pvalue) for key, pair in pairs.items()}
 
 
@@ -345,19 +370,22 @@ def population_recorded() -> None:
     pytest.importorskip("verify.sim.population", reason="population test metrics not merged")
 
 
+ACCURACY_KEYS = ("population_test_accuracy", "test_accuracy")
+
+
 @pytest.mark.parametrize("d", [200, pytest.param(2000, marks=pytest.mark.slow)])
-def test_dfree_population_accuracy_has_the_law_of_reduced_test_accuracy(d):
+def test_dfree_test_accuracy_has_the_law_of_reduced_test_accuracy(d):
     population_recorded()
-    p_value = ks_p_values(d)["test_accuracy"]
-    assert p_value > KS_ALPHA, p_value
+    p_values = ks_p_values(d)
+    assert min(p_values[key] for key in ACCURACY_KEYS) > KS_ALPHA, p_values
 
 
-def test_test_accuracy_comparison_rejects_a_wrong_construction(monkeypatch):
+def test_test_accuracy_comparisons_reject_a_wrong_construction(monkeypatch):
     population_recorded()
     reduced_finals(200)
     use_wrong(monkeypatch, "no Y^T Y term")
-    p_value = ks_p_values(200)["test_accuracy"]
-    assert p_value < KS_ALPHA, p_value
+    p_values = ks_p_values(200)
+    assert max(p_values[key] for key in ACCURACY_KEYS) < KS_ALPHA, p_values
 
 
 # -- the engines ---------------------------------------------------------------------------
@@ -394,7 +422,7 @@ def test_independent_runs_equal_the_single_engines_to_rounding():
 
 
 def test_same_seed_same_numbers_and_no_d_dimensional_array():
-    config = small(d=10**9, engine="dfree", steps=50, log_geometric=5)
+    config = small(d=10**9, engine="dfree", steps=50, log_every=25, log_geometric=5)
     first, second = simulate(config), simulate(config)
     assert first.status == "completed", first.message
     np.testing.assert_equal(first.history, second.history)  # NaN (no test set) equal to NaN
@@ -409,11 +437,17 @@ def test_same_seed_same_numbers_and_no_d_dimensional_array():
 
 
 def test_a_dfree_run_at_d_1e9_is_light():
-    """Paper-sized (n = 20, T = 8) at d = 1e9: the draw, 1000 steps and the recording of 112
-    log points hold a few N x N arrays at a time (bound fixed in advance: 32 N^2 floats,
-    6.25 MiB at N = 160), and the records are finite."""
+    """Paper-sized (n = 20, T = 8) at d = 1e9: the draw, 1000 steps and the recording hold a
+    few N x N arrays at a time (bound fixed in advance: 32 N^2 floats, 6.25 MiB at
+    N = 160), and the records are finite."""
     config = RunConfig.build(
-        d=10**9, engine="dfree", init="gaussian", mu_norm=2000.0, alpha=2e-7, log_geometric=10
+        d=10**9,
+        engine="dfree",
+        init="gaussian",
+        mu_norm=2000.0,
+        alpha=2e-7,
+        log_every=100,
+        log_geometric=10,
     )
     check_memory(config, available=2**30)  # a reduced run at this d would need ~1e8 GiB
     with pytest.raises(InvalidParameter):
