@@ -243,16 +243,17 @@ KS_SETTINGS = {
     "steps": 1000,
     "init": "gaussian",
     "test_size": 0,  # the reduced engine's finite test set is drawn after training
+    "population": "final",
 }
-#: Final-step statistics compared by the default test. Test accuracy has its own tests,
-#: once the population test metrics are recorded: population accuracy (the same function of
-#: the query's moments for both engines), and the reduced engine's accuracy on a finite
-#: clean test set of TEST_SIZE sequences per seed against the d-free population accuracy
-#: plus the finite set's own sampling noise (the d-free engine has no query vector, hence
-#: no finite test set). Without that noise the two differ in law: measured at d = 2000,
-#: KS p = 4.6e-7 with equal means (0.9521 vs 0.9515): the binomial noise of 1000
-#: sequences (sd 0.0068) is twice the seeds' spread of the population accuracy (sd 0.0033),
-#: and the finite-set accuracies spread as both together (sd 0.0071).
+#: Final-step statistics compared by the default test. Test accuracy has its own tests:
+#: population accuracy (the same function of the query's moments for both engines), and
+#: the reduced engine's accuracy on a finite clean test set of TEST_SIZE sequences per seed
+#: against the d-free population accuracy plus the finite set's own sampling noise (the
+#: d-free engine has no query vector, hence no finite test set). Without that noise the
+#: two differ in law: measured at d = 2000, KS p = 4.6e-7 with equal means (0.9521 vs
+#: 0.9515): the binomial noise of 1000 sequences (sd 0.0068) is twice the seeds' spread of
+#: the population accuracy (sd 0.0033), and the finite-set accuracies spread as both
+#: together (sd 0.0071).
 KS_KEYS = ("noisy_fitted", "clean_gap_mean", "q_norm")
 TEST_SIZE = 1000
 DFREE_SEEDS = 10**6  # the d-free seeds start here: disjoint from the reduced engine's
@@ -279,8 +280,8 @@ def trained(configs, datas, statistics) -> tuple[IndependentGD, list[dict[str, f
 
 
 def columns(rows: list[dict[str, float]]) -> dict[str, np.ndarray]:
-    """The compared columns of the rows (the population accuracy where it is recorded)."""
-    keys = [key for key in (*KS_KEYS, "population_test_accuracy") if key in rows[0]]
+    """The compared columns of the rows."""
+    keys = (*KS_KEYS, "population_test_accuracy")
     return {key: np.array([row[key] for row in rows]) for key in keys}
 
 
@@ -332,16 +333,13 @@ def with_finite_set_noise(accuracy: np.ndarray, seed: int) -> np.ndarray:
 
 
 def ks_p_values(d: int) -> dict[str, float]:
-    """KS p-values of the final statistics and, where the population accuracy is recorded,
-    of the accuracies (population vs population; finite set vs population with the finite
-    set's noise)."""
+    """KS p-values of the final statistics and of the accuracies (population vs population;
+    finite set vs population with the finite set's noise)."""
     reference, law = reduced_finals(d), dfree_finals(d)
     pairs = {key: (reference[key], law[key]) for key in KS_KEYS}
-    if "population_test_accuracy" in law:
-        population = law["population_test_accuracy"]
-        pairs["population_test_accuracy"] = (reference["population_test_accuracy"], population)
-        finite = with_finite_set_noise(population, seed=d)
-        pairs["test_accuracy"] = (reference["test_accuracy"], finite)
+    population = law["population_test_accuracy"]
+    pairs["population_test_accuracy"] = (reference["population_test_accuracy"], population)
+    pairs["test_accuracy"] = (reference["test_accuracy"], with_finite_set_noise(population, d))
     return {key: float(stats.ks_2samp(*pair).pvalue) for key, pair in pairs.items()}
 
 
@@ -365,23 +363,16 @@ def test_kolmogorov_smirnov_rejects_a_wrong_construction(monkeypatch, wrong, key
     assert all(p_values[key] < KS_ALPHA for key in keys), p_values
 
 
-def population_recorded() -> None:
-    """Skip (visibly) while the recorded rows carry no population test metrics."""
-    pytest.importorskip("verify.sim.population", reason="population test metrics not merged")
-
-
 ACCURACY_KEYS = ("population_test_accuracy", "test_accuracy")
 
 
 @pytest.mark.parametrize("d", [200, pytest.param(2000, marks=pytest.mark.slow)])
 def test_dfree_test_accuracy_has_the_law_of_reduced_test_accuracy(d):
-    population_recorded()
     p_values = ks_p_values(d)
     assert min(p_values[key] for key in ACCURACY_KEYS) > KS_ALPHA, p_values
 
 
 def test_test_accuracy_comparisons_reject_a_wrong_construction(monkeypatch):
-    population_recorded()
     reduced_finals(200)
     use_wrong(monkeypatch, "no Y^T Y term")
     p_values = ks_p_values(200)
