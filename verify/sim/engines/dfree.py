@@ -45,7 +45,7 @@ def dfree_statistics(config: RunConfig, data: object, W0: np.ndarray | None) -> 
 
 
 class DfreeEngine(ReducedEngine):
-    """Reduced GD on statistics sampled in law (see the module docstring). There is no
+    r"""Reduced GD on statistics sampled in law (see the module docstring). There is no
     finite test set, and a log point is evaluated when it is captured (no test set's
     reading for many points to share), so a run keeps :math:`O(N^2)` memory rather than
     one :math:`N \times N` state per pending log point."""

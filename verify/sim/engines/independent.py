@@ -37,7 +37,7 @@ def _apply(matrices: np.ndarray, vectors: np.ndarray) -> np.ndarray:
 
 
 def _apply_transposed(matrices: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """:math:`X_r^\top v_r` for every run."""
+    r""":math:`X_r^\top v_r` for every run."""
     return np.matmul(vectors[:, None, :], matrices)[:, 0, :]
 
 
