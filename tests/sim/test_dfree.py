@@ -194,36 +194,32 @@ def bonferroni(count: int) -> float:
 
 
 MOMENT_DIMENSIONS = (2, 5, 11, 40)  # d = 2: no noise off the plane; 5: d < N + 2; 11: d - r < r
-
-
-def test_sampled_moments_match_the_exact_ones():
-    z = [exact_moment_z(d) for d in MOMENT_DIMENSIONS]
-    bound = bonferroni(sum(values.size for values in z))
-    worst = dict(zip(MOMENT_DIMENSIONS, (round(float(v.max()), 2) for v in z), strict=True))
-    assert max(worst.values()) < bound, (worst, bound)
-
-
-@pytest.mark.parametrize("wrong", ["noise Wishart with d, not d - 2", "no Y^T Y term"])
-def test_exact_moments_reject_a_wrong_construction(monkeypatch, wrong):
-    use_wrong(monkeypatch, wrong)
-    z = exact_moment_z(11)
-    assert z.max() > bonferroni(z.size)
-
-
 EXPLICIT_DIMENSIONS = (6, 40)  # below and above N + 2 = 8
+#: check -> (|z| of its comparisons at d, the dimensions it runs at, the d of its
+#: wrong-construction test)
+MOMENT_CHECKS = {
+    "exact": (exact_moment_z, MOMENT_DIMENSIONS, 11),
+    "explicit": (explicit_moment_z, EXPLICIT_DIMENSIONS, 40),
+}
 
 
-def test_first_two_moments_match_an_explicit_d_dimensional_construction():
-    z = [explicit_moment_z(d) for d in EXPLICIT_DIMENSIONS]
+@pytest.mark.parametrize("check", MOMENT_CHECKS)
+def test_sampled_moments_match_exact_ones_and_an_explicit_construction(check):
+    """Exact moments at d = 2, 5, 11, 40; the explicit d-dimensional construction's first
+    two moments at d = 6 and 40 (all within the Bonferroni bound of the test)."""
+    z_of, dimensions, _ = MOMENT_CHECKS[check]
+    z = [z_of(d) for d in dimensions]
     bound = bonferroni(sum(values.size for values in z))
-    worst = dict(zip(EXPLICIT_DIMENSIONS, (round(float(v.max()), 2) for v in z), strict=True))
+    worst = dict(zip(dimensions, (round(float(v.max()), 2) for v in z), strict=True))
     assert max(worst.values()) < bound, (worst, bound)
 
 
+@pytest.mark.parametrize("check", MOMENT_CHECKS)
 @pytest.mark.parametrize("wrong", ["noise Wishart with d, not d - 2", "no Y^T Y term"])
-def test_explicit_comparison_rejects_a_wrong_construction(monkeypatch, wrong):
+def test_moment_checks_reject_a_wrong_construction(monkeypatch, check, wrong):
     use_wrong(monkeypatch, wrong)
-    z = explicit_moment_z(40)
+    z_of, _, d = MOMENT_CHECKS[check]
+    z = z_of(d)
     assert z.max() > bonferroni(z.size)
 
 
