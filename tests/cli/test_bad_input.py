@@ -64,6 +64,12 @@ CASES = [
     ("run --steps 1.5", [*RUN, "--steps", "1.5"], "steps"),
     ("run --eta 0.49 --n 2", [*RUN, "--eta", "0.49", "--n", "2"], "eta"),
     ("run --engine gpu", [*RUN, "--engine", "gpu"], "engine"),
+    ("run --engine dfree, uniform init", [*RUN, "--engine", "dfree"], "init"),
+    (
+        "run --engine dfree --data-from",
+        [*RUN, "--data-from", "{tmp}/two_d.npz", "--engine", "dfree", "--init", "gaussian"],
+        "engine",
+    ),
     ("reproduce --seeds -2", ["reproduce", "--out", "{tmp}/r", "--seeds", "-2"], "seeds"),
     (
         "reproduce --figures-only, empty folder",

@@ -76,7 +76,16 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
     is checked here, before any training."""
     if not args.data_from:
         return config_from_args(args), None, None
+    from verify.sim.config import DFREE_ENGINES
     from verify.sim.data import dataset_from_arrays, npz_shape, read_npz
+
+    engine = config_from_args(args).solver.engine
+    require(
+        engine not in DFREE_ENGINES,
+        "engine",
+        engine,
+        "dense, reduced, mp or flow with --data-from (a d-free engine samples its own data)",
+    )
 
     for name in DATA_SHAPE:
         value = getattr(args, name, None)

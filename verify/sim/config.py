@@ -30,7 +30,11 @@ from theory.validation import (
     require,
 )
 
-ENGINES = ("dense", "reduced", "mp", "flow")
+ENGINES = ("dense", "reduced", "mp", "flow", "dfree", "dfree-flow")
+#: Engines that sample the reduced statistics in law (Gaussian W0 and noise), any d.
+DFREE_ENGINES = ("dfree", "dfree-flow")
+#: Engines that integrate gradient flow instead of stepping GD.
+FLOW_ENGINES = ("flow", "dfree-flow")
 
 #: Most log points a run may record (each holds per-sample attention and gaps).
 MAX_LOG_POINTS = 100_000
@@ -44,7 +48,9 @@ class Solver(Validated):
         "reduced",
         Options(ENGINES),
         "dense: literal d x d GD; reduced: the same GD in N = nT "
-        "coordinates; mp: reduced on mpmath numbers; flow: gradient flow",
+        "coordinates; mp: reduced on mpmath numbers; flow: gradient flow; dfree, "
+        "dfree-flow: reduced GD or flow on statistics sampled in law, cost independent "
+        "of d (Gaussian init only; no finite test set)",
     )
     mp_dps: int = parameter(50, Integer(15, 10_000), "decimal digits of the mp engine")
     flow_rtol: float = parameter(1e-10, Real(0.0, 1.0), "relative tolerance of the flow solver")
@@ -96,6 +102,14 @@ class RunConfig(Validated):
     )
 
     def check_relations(self) -> None:
+        if self.solver.engine in DFREE_ENGINES:
+            require(
+                self.training.init == "gaussian",
+                "init",
+                self.training.init,
+                f"gaussian with engine {self.solver.engine} (its law needs a rotation-"
+                "invariant W0; engines reduced and flow take the uniform init)",
+            )
         scale = self.training.init_scale
         if scale is not None:
             require(
@@ -224,6 +238,8 @@ __all__ = [
     "PRESETS",
     "PAPER_ACCURACY",
     "ENGINES",
+    "DFREE_ENGINES",
+    "FLOW_ENGINES",
     "COMPONENTS",
     "FIELD_OWNER",
     "preset",

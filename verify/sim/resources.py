@@ -10,7 +10,9 @@ Each engine's largest arrays, in float64 (8 bytes):
   :math:`W_0` (:math:`512\,d`), :math:`K`, Gram and :math:`M` (:math:`3N^2`); the flow
   solver keeps about 16 copies of its :math:`N^2` state;
 * ``mp``: the reduced arrays, the whole :math:`W_0` (:math:`d^2`) and :math:`N^2` mpmath
-  numbers of about 100 bytes each, twice.
+  numbers of about 100 bytes each, twice;
+* ``dfree`` and ``dfree-flow``: no d-dimensional array at all; the statistics, their
+  factors and the state, about :math:`12 N^2` (plus the flow solver's :math:`16 N^2`).
 
 A run whose estimate exceeds the memory available now is refused before any work, with
 the parameter whose value drives the estimate named in the message.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import os
 
 from theory.validation import InvalidParameter
-from verify.sim.config import RunConfig
+from verify.sim.config import DFREE_ENGINES, FLOW_ENGINES, RunConfig
 
 FLOAT = 8
 MP_NUMBER = 100
@@ -51,14 +53,16 @@ def estimated_bytes(config: RunConfig, log_points: int | None = None) -> int:
     data = FLOAT * ((m.n + test) * m.T * d + 2 * d)
     records = FLOAT * points * (4 * N + 2 * config.recording.attention_test_samples * m.T)
     engine = config.solver.engine
-    if engine == "dense":
+    if engine in DFREE_ENGINES:
+        data, state = FLOAT * 4 * N, FLOAT * 12 * N * N
+    elif engine == "dense":
         state = FLOAT * 4 * d * d
     else:
         state = FLOAT * (2 * d * N + 512 * d + 3 * N * N)
-        if engine == "flow":
-            state += FLOAT * 16 * N * N
         if engine == "mp":
             state += FLOAT * d * d + 2 * MP_NUMBER * N * N
+    if engine in FLOW_ENGINES:
+        state += FLOAT * 16 * N * N
     return int(data + records + state)
 
 

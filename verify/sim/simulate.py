@@ -15,15 +15,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from theory.stability import max_stable_step
 from verify.interrupts import exit_status, reason
-from verify.sim.config import RunConfig
-from verify.sim.data import Dataset, generate
-from verify.sim.engines import Engine, NonFiniteError, make_engine
+from verify.sim.config import FLOW_ENGINES, RunConfig
+from verify.sim.data import Dataset
+from verify.sim.engines import Engine, NonFiniteError, draw_data, make_engine
 from verify.sim.observables import (
     POPULATION_COLUMNS,
     attention_gaps,
@@ -31,6 +31,9 @@ from verify.sim.observables import (
     relevant_saturation,
     split_metrics,
 )
+
+if TYPE_CHECKING:
+    from verify.sim.dfree_data import ReducedData
 
 #: Invariant drift :math:`\|(WW^\top - pp^\top) - W_0W_0^\top\|_F`, relative to
 #: :math:`\|W_0W_0^\top\|_F`, above which a GD run is flagged as far from gradient flow.
@@ -66,7 +69,7 @@ class RunResult:
     """
 
     config: RunConfig
-    data: Dataset
+    data: Dataset | ReducedData
     steps: list[float] = field(default_factory=list)
     history: list[dict[str, float]] = field(default_factory=list)
     train_logits: list[np.ndarray] = field(default_factory=list)
@@ -271,13 +274,14 @@ def health_warnings(config: RunConfig, row: dict[str, float], warned: set[str]) 
     if "A5" not in warned:
         warned.add("A5")
         bound = max_stable_step(config.model, config.training)
-        if config.training.alpha > bound and config.solver.engine != "flow":
+        if config.training.alpha > bound and config.solver.engine not in FLOW_ENGINES:
             out.append(
                 f"alpha={config.training.alpha:g} exceeds assumption A5's bound "
                 f"{bound:.3g}: GD may not track gradient flow"
             )
     drift = row.get("invariant_drift_relative", 0.0)
-    if "drift" not in warned and config.solver.engine != "flow" and drift > DRIFT_WARNING:
+    flow = config.solver.engine in FLOW_ENGINES
+    if "drift" not in warned and not flow and drift > DRIFT_WARNING:
         warned.add("drift")
         out.append(
             f"invariant drift reached {drift:.3g} x ||W0 W0^T|| at step {row['step']:g} "
@@ -348,7 +352,7 @@ def truncate(result: RunResult, count: int) -> None:
 
 def simulate(
     config: RunConfig,
-    data: Dataset | None = None,
+    data: Dataset | ReducedData | None = None,
     W0: np.ndarray | None = None,
     progress: bool = False,
     engine: Engine | None = None,
@@ -361,7 +365,7 @@ def simulate(
     non-finite value end the run early; the result keeps every finished log point and
     says why."""
     started = time.perf_counter()
-    data = generate(config) if data is None else data
+    data = draw_data(config) if data is None else data
     result = RunResult(config=config, data=data)
     recorder: Recorder | None = None
     bar = None
