@@ -7,7 +7,13 @@ import time
 import numpy as np
 import pytest
 
-from theory.max_margin import KKT_TOLERANCE, direction_cosine, selected_tokens, solve_token_svm
+from theory.max_margin import (
+    KKT_TOLERANCE,
+    direction_cosine,
+    kkt_residuals,
+    selected_tokens,
+    solve_token_svm,
+)
 from verify.cli import main
 from verify.experiments.driver import run_experiment
 from verify.experiments.max_margin import (
@@ -135,3 +141,18 @@ def test_bad_settings_exit_2_with_one_line(tmp_path, capsys, flags, name):
     assert code == 2
     assert len(err.splitlines()) == 1 and name in err
     assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_kkt_on_a_runs_selected_tokens_and_a_wrong_solution_fails():
+    config = small_config(engine="flow", steps=10**8)
+    data = generate(config)
+    engine = FlowEngine(config, data)
+    engine.advance_to(10**8)
+    selected = selected_tokens(engine.train_logits())
+    for kernel in (engine.statistics.gram, engine.statistics.K):
+        svm = solve_token_svm(kernel, selected, data.T)
+        good = kkt_residuals(kernel, selected, data.T, svm.coefficients, svm.multipliers)
+        assert max(good.values()) <= KKT_TOLERANCE, good
+        nudged = svm.coefficients * (1 + 1e-3 * np.cos(np.arange(svm.coefficients.size)))
+        bad = kkt_residuals(kernel, selected, data.T, nudged, svm.multipliers)
+        assert max(bad.values()) > 100 * KKT_TOLERANCE, bad

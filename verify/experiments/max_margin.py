@@ -238,7 +238,10 @@ def rate_fits(
 
 
 def svm_report(statistics: Statistics, candidates: Candidates, selected: np.ndarray, T: int):
-    """Norms, KKT residuals and predicted constants of the run's SVMs."""
+    r"""Norms, KKT residuals and predicted constants of the run's SVMs, and the Rayleigh
+    quotient :math:`\hat v^\top A\hat v` of the :math:`\ell_2` direction (matching the
+    :math:`O(\|p\|)` term of :math:`q` with the family :math:`(A + cI)^{-1}` gives
+    :math:`c \approx \|p\|\sqrt{\hat v^\top A\hat v}`, a heuristic of this package)."""
     gram, K, Q = statistics.gram, statistics.K, statistics.Q
     l2, metric_A = candidates.l2, candidates.metric_A
     worst = max(
@@ -252,6 +255,7 @@ def svm_report(statistics: Statistics, candidates: Candidates, selected: np.ndar
         "kkt_worst_residual": worst,
         "cos_l2_svm_vs_metric_A_svm": float(beta @ K @ lam)
         / math.sqrt(float(beta @ gram @ beta) * float(lam @ Q @ lam)),
+        "svm_rayleigh_A": float(beta @ K @ beta) / float(beta @ gram @ beta),
         "misalignment_constant": misalignment_constant(beta, gram, K, Q),
         "out_of_span_constant": out_of_span_constant(beta, gram, K, Q),
     }

@@ -64,6 +64,7 @@ MILESTONE_COLUMNS = (
     "cos_family_best",
     "family_best_c",
     "q_norm",
+    "p_norm",
     "scaled_misalignment",
     "selection_agreement",
 )
