@@ -33,6 +33,12 @@ class MaxMarginSettings(Validated):
         Real(0.0, 1.0, closed="right"),
         "scale each preset's d by this factor and its ||mu|| by the square root (n SNR^2 kept)",
     )
+    init_factor: float = parameter(
+        1.0,
+        Real(0.0, 100.0, closed="right"),
+        "scale W(0) by this factor (init_scale = factor/sqrt d; the predicted c_init "
+        "scales with its square)",
+    )
     log10_horizon: int = parameter(
         40, Integer(4, 100), "the flow runs to 10**log10_horizon GD-equivalent steps"
     )
@@ -110,16 +116,19 @@ class MaxMarginSettings(Validated):
         return tuple(m for m in self.milestones if self.first_log10_step <= m <= self.log10_horizon)
 
     def config(self, name: str, seed: int) -> RunConfig:
-        """Preset ``name`` with d scaled by ``d_factor`` and ||mu|| by its square root, on
-        the flow engine with the horizon as its planned length and no test set."""
+        """Preset ``name`` with d scaled by ``d_factor`` and ||mu|| by its square root,
+        W(0) scaled by ``init_factor``, on the flow engine with the horizon as its planned
+        length and no test set."""
         base = preset(name)
         d = max(2, round(base.model.d * self.d_factor))
         mu = base.model.mu_norm * math.sqrt(d / base.model.d)
         steps = 10**self.log10_horizon
+        scale = None if self.init_factor == 1.0 else self.init_factor / math.sqrt(d)
         return preset(
             name,
             d=d,
             mu_norm=mu,
+            init_scale=scale,
             seed=seed,
             engine="flow",
             steps=steps,
