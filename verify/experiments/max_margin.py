@@ -20,7 +20,8 @@ Per run (a preset, a seed; gradient flow in reduced coordinates, log-spaced poin
 * the split :math:`\cos = (\|\Pi_B q\|/\|q\|)\cdot\cos(\Pi_B q, q^\star)` and the
   prediction :math:`1 - \cos \approx c_{\mathrm{init}}/(2\|q\|)`
   (:func:`theory.max_margin.misalignment_constant`, the package's own reconstruction);
-* rates over the points from ``10**fit_from_log10`` steps: :math:`1 - \cos` as a power of
+* rates over the points from ``10**fit_from_log10`` steps (or from the step where the
+  selection settles, if later): :math:`1 - \cos` as a power of
   :math:`1/\log t` (:math:`t = \alpha k` the flow time) and of :math:`1/\|q\|`, the slope
   of :math:`\|q\|` against :math:`\log t` (the SVM predicts :math:`\|q^\star\|`), and
   :math:`2\|q\|(1 - \cos)` at the horizon against :math:`c_{\mathrm{init}}`.
