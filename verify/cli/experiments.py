@@ -1,4 +1,5 @@
-"""``reproduce``, ``phase-diagram``, ``sweep-boundaries``, ``longtime`` and ``precision``.
+"""``reproduce``, ``phase-diagram``, ``sweep-boundaries``, ``longtime``, ``max-margin`` and
+``precision``.
 
 The sweeps are resumable: finished runs live in ``OUT/runs/<key>.json`` and rerunning the
 same command skips them. Ctrl-C or SIGTERM stops a sweep without losing finished runs
@@ -134,6 +135,14 @@ def command_longtime(args: argparse.Namespace) -> int:
     return run_experiment_command(args, long_time(settings))
 
 
+def command_max_margin(args: argparse.Namespace) -> int:
+    from verify.experiments.max_margin import max_margin
+    from verify.experiments.max_margin_settings import MaxMarginSettings
+
+    settings = _settings(args, MaxMarginSettings(), MaxMarginSettings.quick)
+    return run_experiment_command(args, max_margin(settings))
+
+
 def command_precision(args: argparse.Namespace) -> int:
     from verify.experiments.precision import METHODS, precision_report
     from verify.experiments.settings import PrecisionSettings
@@ -220,6 +229,20 @@ def register(commands: Any) -> None:
         "Gradient-flow runs of the benign preset and nearby configurations on log-spaced "
         "steps: gap slopes, fitting and settling times, and a GD-vs-flow check.",
         "a tiny problem, for tests",
+    )
+
+    from verify.experiments.max_margin_settings import MaxMarginSettings
+
+    _add_experiment(
+        commands,
+        "max-margin",
+        command_max_margin,
+        MaxMarginSettings(),
+        "follow the flow to 1e40 steps against the max-margin token-selection SVMs",
+        "Gradient-flow runs of the presets: the cosine between q(t) and the attention-SVM "
+        "of the late-selected tokens (l2, and the metrics (A + cI)^-1 of the "
+        "initialisation), its rate, KKT checks; tables, then the figure.",
+        "one small benign run to 1e12 steps, for tests",
     )
 
     precision = commands.add_parser(
