@@ -12,7 +12,7 @@ step, or the flow time by root-finding on the solver's dense output).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,31 +34,46 @@ def noisy_margin_event(data: Any) -> Any:
     return smallest_noisy_margin
 
 
-def evidence_run(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Worker: one run of the evidence, reduced to the arrays the checks read."""
-    from verify.sim.data import generate
-    from verify.sim.engines import make_engine
-    from verify.sim.simulate import simulate
-
-    config = RunConfig.from_dict(point["config"])
-    data = generate(config)
-    engine = make_engine(config, data)
-    event = engine.watch("noisy fitted", noisy_margin_event(data))
-    result = simulate(config, data=data, engine=engine)
-    logits = np.stack(result.train_logits)
+def run_record(result: Any, noisy_fitted_at: float | None) -> dict[str, Any]:
+    """A finished run reduced to the arrays the checks read."""
+    data = result.data
     return {
         "status": result.status.value,
         "message": result.message,
         "steps": result.steps,
         "history": result.history,
-        "logits": logits.tolist(),
-        "noisy": data.noisy.tolist(),
-        "groups": data.groups.tolist(),
-        "y_train": data.y_train.tolist(),
-        "scores": data.train_scores.tolist(),
-        "noisy_fitted_at": event.at,
-        "alpha": config.training.alpha,
+        "logits": np.stack(result.train_logits),
+        "noisy": data.noisy,
+        "groups": data.groups,
+        "y_train": data.y_train,
+        "scores": data.train_scores,
+        "noisy_fitted_at": noisy_fitted_at,
+        "alpha": result.config.training.alpha,
     }
+
+
+def seed_group(point: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Worker: the GD runs of a group of seeds of one preset, trained together on their own
+    statistics, and the flow runs of those of them that have one, on the same draws. Each
+    flow run watches "every noisy sample is fitted" (root-finding on the dense output)."""
+    from verify.sim.batch import simulate_independent
+    from verify.sim.data import generate
+    from verify.sim.engines.base import reduced_setup
+    from verify.sim.engines.flow import FlowEngine
+    from verify.sim.simulate import simulate
+
+    configs = [RunConfig.from_dict(values) for values in point["gd"]]
+    datas = [generate(config) for config in configs]
+    setups = [reduced_setup(c, data) for c, data in zip(configs, datas, strict=True)]
+    statistics = [setup.statistics() for setup in setups]
+    gd = simulate_independent(configs, datas, statistics)
+    flows = []
+    for values, data, setup, stats in zip(point["flow"], datas, setups, statistics, strict=False):
+        config = RunConfig.from_dict(values)
+        engine = FlowEngine(config, data, setup=setup, statistics=stats)
+        event = engine.watch("noisy fitted", noisy_margin_event(data))
+        flows.append(run_record(simulate(config, data=data, engine=engine), event.at))
+    return {"gd": [run_record(result, None) for result in gd], "flow": flows}
 
 
 def boundary_scan(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,20 +85,8 @@ def boundary_scan(point: Mapping[str, Any]) -> dict[str, Any]:
     configs = [RunConfig.from_dict(values) for values in point["configs"]]
     results = simulate_group(configs)
     velocities, fitted = [], []
-    for config, result in zip(configs, results, strict=True):
-        run = Run.from_record(
-            {
-                "steps": result.steps,
-                "history": result.history,
-                "logits": np.stack(result.train_logits),
-                "noisy": result.data.noisy,
-                "groups": result.data.groups,
-                "y_train": result.data.y_train,
-                "scores": result.data.train_scores,
-                "noisy_fitted_at": None,
-                "alpha": config.training.alpha,
-            }
-        )
+    for result in results:
+        run = Run.from_record(run_record(result, None))
         velocities.append(float(run.initial_gap_velocities("W-", "R", noisy=True).mean()))
         fitted.append(float(run.history["noisy_fitted"][-1]))
     return {
@@ -125,15 +128,28 @@ class Run:
             alpha=record["alpha"],
         )
 
+    def untrained(self, population: Mapping[str, float]) -> Run:
+        """This run as if it never trained: every log point is its step-0 point (all logits
+        0, uniform attention), the population columns those of the query q = 0."""
+        history = {
+            key: np.full_like(values, population.get(key, values[0]))
+            for key, values in self.history.items()
+        }
+        logits = np.broadcast_to(self.logits[0], self.logits.shape).copy()
+        return replace(self, history=history, logits=logits, noisy_fitted_at=None)
+
     def at(self, step: float) -> int:
         """Index of the log point ``step``."""
         return int(np.flatnonzero(self.steps == step)[0])
 
     def selected(self, index: int = -1) -> np.ndarray:
-        """Group name of each training sample's argmax token at log point ``index``."""
-        return np.array(
-            [GROUP_NAMES[g] for g in self.groups[np.argmax(self.logits[index], axis=-1)]]
-        )
+        """Group name of each training sample's argmax token at log point ``index``, or
+        ``"tie"`` when the largest logit is shared (as at step 0, where every logit is 0:
+        an untrained model selects nothing)."""
+        logits = self.logits[index]
+        top = logits.max(axis=-1, keepdims=True)
+        names = np.array([GROUP_NAMES[g] for g in self.groups[np.argmax(logits, axis=-1)]])
+        return np.where((logits == top).sum(axis=-1) > 1, "tie", names)
 
     def initial_gap_velocities(self, leader: str, other: str, noisy: bool) -> np.ndarray:
         r"""Per sample, :math:`\dot a_{\text{leader}} - \dot a_{\text{other}}` at
@@ -157,6 +173,7 @@ class EvidencePlan:
     flow_steps: int = 10**12
     flow_points: int = 49
     scan_seeds: int = 0
+    group_size: int = 8
     scan_mu: tuple[float, ...] = tuple(float(v) for v in np.geomspace(5.0, 640.0, 29))
 
     def scan_configs(self, seed: int) -> list[RunConfig]:
@@ -182,8 +199,8 @@ class EvidencePlan:
                 seed=seed,
                 test_size=0,
                 steps=1000,
-                log_every=10,
-                log_geometric=2,
+                log_every=1000,
+                log_geometric=16,
                 population="final",
             )
         return preset(
@@ -197,16 +214,23 @@ class EvidencePlan:
         )
 
     def points(self) -> list[dict[str, Any]]:
-        runs = [
+        """Seed groups of :attr:`group_size` per preset (GD runs, and the flow runs of
+        the first :attr:`flow_seeds` seeds), then one boundary scan per scan seed."""
+        groups = [
             {
                 "preset": name,
-                "kind": kind,
-                "seed": seed,
-                "config": self.config(name, kind, seed).to_dict(),
+                "kind": "seeds",
+                "seeds": list(seeds),
+                "gd": [self.config(name, "gd", seed).to_dict() for seed in seeds],
+                "flow": [
+                    self.config(name, "flow", seed).to_dict()
+                    for seed in seeds
+                    if seed < self.flow_seeds
+                ],
             }
             for name in self.presets
-            for kind, seeds in (("gd", self.gd_seeds), ("flow", self.flow_seeds))
-            for seed in range(seeds)
+            for first in range(0, self.gd_seeds, self.group_size)
+            for seeds in [range(first, min(first + self.group_size, self.gd_seeds))]
         ]
         scans = [
             {
@@ -217,7 +241,7 @@ class EvidencePlan:
             }
             for seed in range(self.scan_seeds)
         ]
-        return runs + scans
+        return groups + scans
 
 
 @dataclass
@@ -246,16 +270,34 @@ class Evidence:
         for point, record in zip(points, records, strict=True):
             if point["kind"] == "scan":
                 evidence.scans.append(record)
-            else:
-                evidence.runs.setdefault((point["preset"], point["kind"]), []).append(
-                    Run.from_record(record)
+                continue
+            for kind in ("gd", "flow"):
+                evidence.runs.setdefault((point["preset"], kind), []).extend(
+                    Run.from_record(run) for run in record[kind]
                 )
         return evidence
 
 
+def untrained(evidence: Evidence) -> Evidence:
+    """The evidence of models that never trained (:meth:`Run.untrained`; boundary scans
+    with zero velocity and nothing fitted): a perturbed simulation that every check of
+    what training does must reject."""
+    from verify.sim.population import population_columns
+
+    out = Evidence(evidence.plan)
+    for (name, kind), runs in evidence.runs.items():
+        population = population_columns(preset(name).model, 0.0, np.zeros(2), has_signal=True)
+        out.runs[(name, kind)] = [run.untrained(population) for run in runs]
+    out.scans = [
+        {**scan, "noisy_velocity": [0.0] * len(scan["mu"]), "noisy_fitted": [0.0] * len(scan["mu"])}
+        for scan in evidence.scans
+    ]
+    return out
+
+
 def evidence_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Worker: a run or a boundary scan, by the point's kind."""
-    return boundary_scan(point) if point["kind"] == "scan" else evidence_run(point)
+    """Worker: a seed group or a boundary scan, by the point's kind."""
+    return boundary_scan(point) if point["kind"] == "scan" else seed_group(point)
 
 
 def stack(runs: Sequence[Run], key: str, index: int = -1) -> np.ndarray:
@@ -267,9 +309,11 @@ __all__ = [
     "Evidence",
     "EvidencePlan",
     "Run",
-    "evidence_run",
+    "seed_group",
+    "run_record",
     "evidence_point",
     "boundary_scan",
     "noisy_margin_event",
     "stack",
+    "untrained",
 ]

@@ -5,7 +5,11 @@ r"""Estimators with 95% confidence intervals, and how many samples a check needs
   :math:`\frac{\hat p + z^2/2m \pm z\sqrt{\hat p(1-\hat p)/m + z^2/4m^2}}{1 + z^2/m}`,
   :math:`z = 1.96` (it stays inside [0, 1] and is sound at :math:`\hat p` near 0 or 1);
 * a geometric mean of positive ratios: the mean of their logarithms with its t-interval,
-  exponentiated.
+  exponentiated;
+* a median, when some values may be infinite (an event that never happens within the
+  horizon): the distribution-free interval between the order statistics
+  :math:`x_{(l)}` and :math:`x_{(m-l+1)}`, :math:`l` the 0.025 quantile of
+  Binomial(m, 1/2) (coverage at least 95%).
 
 Sizing before the run: a check whose tolerance is :math:`\tau` and whose per-sample
 spread is :math:`s` needs :math:`m \ge (3 z s / \tau)^2` samples for the interval's
@@ -56,6 +60,16 @@ def ratio_interval(ratios: Sequence[float]) -> tuple[float, tuple[float, float]]
     return math.exp(mean), (math.exp(low), math.exp(high))
 
 
+def median_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+    """The median and its distribution-free 95% interval (infinite values allowed)."""
+    from scipy import stats
+
+    array = np.sort(np.asarray(values, dtype=float))
+    m = array.size
+    low = max(int(stats.binom.ppf(0.025, m, 0.5)), 1)
+    return float(np.median(array)), (float(array[low - 1]), float(array[m - low]))
+
+
 def samples_needed(spread: float, tolerance: float) -> int:
     """Samples for a 95% half-width of at most a third of ``tolerance``."""
     if tolerance <= 0 or not math.isfinite(spread):
@@ -67,6 +81,7 @@ __all__ = [
     "mean_interval",
     "proportion_interval",
     "ratio_interval",
+    "median_interval",
     "samples_needed",
     "t_quantile",
     "Z95",

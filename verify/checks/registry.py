@@ -85,7 +85,10 @@ def compare(
     detail: str = "",
     unit: str = "",
 ) -> Measurement:
-    """A two-sided comparison with tolerance ``model_error`` + the interval's half-width."""
+    """A two-sided comparison with tolerance ``model_error`` + the interval's half-width:
+    within when the interval, widened by ``model_error`` on each side, holds the prediction
+    (for a symmetric interval: ``|measured - predicted| <= tolerance``; an asymmetric one,
+    such as a ratio's or a median's, is used as it is)."""
     half = 0.5 * (interval[1] - interval[0])
     tolerance = model_error + half
     return Measurement(
@@ -96,7 +99,7 @@ def compare(
         model_error=model_error,
         tolerance=tolerance,
         estimator=estimator,
-        within=abs(measured - predicted) <= tolerance,
+        within=interval[0] - model_error <= predicted <= interval[1] + model_error,
         detail=detail,
         unit=unit,
     )

@@ -97,6 +97,36 @@ def console_table(results: Sequence[CheckResult], widths: Sequence[int] = CONSOL
     return "\n".join(out)
 
 
+def mutation_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Each check on its wrong inputs: the prediction it must accept (the measured value),
+    the wrong one it must reject, and whether an untrained simulation is rejected."""
+    from verify.checks.suite import mutations_ok
+
+    head = ("check", "accepts", "rejects wrong claim", "rejects untrained", "fails on wrong")
+    widths = (52, 16, 22, 18, 14)
+    out = [
+        "",
+        "Mutations: each check on wrong inputs",
+        "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
+    for row in rows:
+        untrained = (
+            ("yes" if row["untrained_rejected"] else "NO")
+            if row["untrained_applies"]
+            else "n/a (conditional)"
+        )
+        cells = (
+            row["name"][: widths[0]],
+            f"{number(row['right_claim'])} {'yes' if row['accepted'] else 'NO'}",
+            f"{number(row['wrong_claim'])} {'yes' if row['rejected'] else 'NO'}",
+            untrained,
+            "yes" if mutations_ok(row) else "NO",
+        )
+        out.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+    return "\n".join(out)
+
+
 def markdown(results: Sequence[CheckResult], meta: dict[str, Any]) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
@@ -155,7 +185,11 @@ def markdown(results: Sequence[CheckResult], meta: dict[str, Any]) -> str:
             if r.check.expected.reason or r.measurement.detail
         ]
         lines += ["", *notes, ""]
-    lines += [summary_line(results), ""]
+    from verify.checks.catalogue import DROPPED
+
+    lines += ["## Checks left out", ""]
+    lines += [f"- **{name}**: {reason}" for name, reason in DROPPED.items()]
+    lines += ["", summary_line(results), ""]
     return "\n".join(lines)
 
 
@@ -174,4 +208,4 @@ def write_report(results: Sequence[CheckResult], out_dir: str | Path, meta: dict
     )
 
 
-__all__ = ["console_table", "markdown", "write_report", "summary_line", "grouped"]
+__all__ = ["console_table", "mutation_table", "markdown", "write_report", "summary_line", "grouped"]

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from theory.predictions import Predictions, predict
-from verify.checks.catalogue import Claims, catalogue
-from verify.checks.evidence import Evidence, EvidencePlan
-from verify.checks.registry import CheckResult
+from verify.checks.catalogue import HOLDS_UNTRAINED, Claims, catalogue
+from verify.checks.evidence import Evidence, EvidencePlan, untrained
+from verify.checks.registry import Check, CheckResult, can_fail
 from verify.sim.config import PRESETS, preset
 
 #: Evidence plans: (presets, GD seeds, flow seeds). 25 GD seeds give 100 noisy samples.
@@ -29,20 +29,18 @@ def predictions_for(plan: EvidencePlan) -> dict[str, Predictions]:
     return out
 
 
-def run_checks(
-    quick: bool = False,
+def collect(
+    plan: EvidencePlan,
     executor: Any = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> list[CheckResult]:
-    """Collect the evidence (on ``executor``: a process pool by default) and run every
-    registered check. ``progress(stage, done, total)`` follows the runs, then the checks."""
+) -> Evidence:
+    """The plan's runs, on ``executor`` (a process pool of two by default)."""
     from verify.experiments.sweep import make_executor
 
-    plan = QUICK if quick else FULL
     owned = executor is None
     executor = executor or make_executor(workers=2)
     try:
-        evidence = Evidence.collect(
+        return Evidence.collect(
             plan,
             executor,
             None if progress is None else lambda done, total, _: progress("runs", done, total),
@@ -50,7 +48,19 @@ def run_checks(
     finally:
         if owned:
             executor.close()
-    checks = catalogue(plan.presets, Claims(predictions_for(plan)), scans=plan.scan_seeds > 0)
+
+
+def checks_for(plan: EvidencePlan) -> list[Check]:
+    """The registered checks the plan's evidence can answer."""
+    return catalogue(plan.presets, Claims(predictions_for(plan)), scans=plan.scan_seeds > 0)
+
+
+def judge(
+    checks: list[Check],
+    evidence: Evidence,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[CheckResult]:
+    """Every check measured on ``evidence`` and given its verdict."""
     results = []
     for check in checks:
         results.append(check.run(evidence))
@@ -59,4 +69,44 @@ def run_checks(
     return results
 
 
-__all__ = ["run_checks", "FULL", "QUICK", "predictions_for"]
+def run_checks(
+    quick: bool = False,
+    executor: Any = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[CheckResult]:
+    """Collect the evidence and run every registered check. ``progress(stage, done,
+    total)`` follows the runs, then the checks."""
+    plan = QUICK if quick else FULL
+    return judge(checks_for(plan), collect(plan, executor, progress), progress)
+
+
+def mutations(checks: list[Check], evidence: Evidence) -> list[dict[str, Any]]:
+    """Each check on wrong inputs: a wrong prediction (:func:`can_fail`: the measured value
+    accepted, a value beyond the tolerance rejected), and an untrained simulation
+    (:func:`untrained`), which every check of what training does must reject."""
+    blank = untrained(evidence)
+    rows = []
+    for check in checks:
+        row = can_fail(check, evidence)
+        row["untrained_rejected"] = not check.measure(blank, None).within
+        row["untrained_applies"] = check.name not in HOLDS_UNTRAINED
+        rows.append(row)
+    return rows
+
+
+def mutations_ok(row: dict[str, Any]) -> bool:
+    """A check fails on each wrong input it applies to."""
+    return row["ok"] and (row["untrained_rejected"] or not row["untrained_applies"])
+
+
+__all__ = [
+    "run_checks",
+    "collect",
+    "checks_for",
+    "judge",
+    "mutations",
+    "mutations_ok",
+    "FULL",
+    "QUICK",
+    "predictions_for",
+]

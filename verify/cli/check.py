@@ -13,7 +13,7 @@ from typing import Any
 
 from verify.cli.common import HelpFormatter, add_executor_flags, add_output_flags
 
-REPORT_FILES = ("report.md", "report.json")
+REPORT_FILES = ("report.md", "report.json", "mutations.json")
 
 
 def command_check(args: argparse.Namespace) -> int:
@@ -21,7 +21,7 @@ def command_check(args: argparse.Namespace) -> int:
 
     prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
     from verify.checks.report import console_table, summary_line, write_report
-    from verify.checks.suite import run_checks
+    from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
     from verify.cli.experiments import executor_settings
     from verify.interrupts import exit_status, sigterm_as_interrupt
 
@@ -45,7 +45,10 @@ def command_check(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         with sigterm_as_interrupt(), executor.make() as pool:
-            results = run_checks(quick=args.quick, executor=pool, progress=progress)
+            plan = QUICK if args.quick else FULL
+            checks = checks_for(plan)
+            evidence = collect(plan, pool, progress)
+            results = judge(checks, evidence, progress)
     except KeyboardInterrupt as interrupt:
         print("\ninterrupted: no report written", file=sys.stderr)
         return exit_status(interrupt)
@@ -57,8 +60,24 @@ def command_check(args: argparse.Namespace) -> int:
     write_report(results, args.out, {"mode": "quick" if args.quick else "full",
                                      "wall_seconds": wall})
     print(f"report written to {args.out}/report.md and report.json ({wall:.1f} s)")
+    unexpected = any(r.verdict.unexpected for r in results)
+    if args.mutations:
+        unexpected |= not report_mutations(checks, evidence, args.out)
     print(summary_line(results))
-    return 1 if any(r.verdict.unexpected for r in results) else 0
+    return 1 if unexpected else 0
+
+
+def report_mutations(checks: Any, evidence: Any, out: str) -> bool:
+    """Print and write (mutations.json) each check on its wrong inputs; True when every
+    check fails on each of them."""
+    from verify.checks.report import mutation_table
+    from verify.checks.suite import mutations, mutations_ok
+    from verify.output.files import atomic_write_json
+
+    rows = mutations(checks, evidence)
+    print(mutation_table(rows))
+    atomic_write_json(f"{out}/mutations.json", rows)
+    return all(mutations_ok(row) for row in rows)
 
 
 def register(commands: Any) -> None:
@@ -71,6 +90,10 @@ def register(commands: Any) -> None:
                     "Exit status 0 exactly when nothing is unexpected.")
     check.add_argument("--quick", action="store_true",
                        help="the benign preset only, fewer seeds (about a minute)")
+    check.add_argument("--mutations", action="store_true",
+                       help="also run each check on wrong inputs (a wrong prediction, an "
+                            "untrained simulation), print the table and write "
+                            "mutations.json; exit 1 if a check does not fail on them")
     add_output_flags(check, required=False, default="verification", what="report")
     add_executor_flags(check)
     check.set_defaults(handler=command_check)

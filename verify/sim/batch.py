@@ -18,11 +18,19 @@ import numpy as np
 
 from theory.validation import require
 from verify.sim.config import RunConfig
-from verify.sim.data import draw_noise, generate, initial_weight_blocks, noise_config, signal_part
+from verify.sim.data import (
+    Dataset,
+    draw_noise,
+    generate,
+    initial_weight_blocks,
+    noise_config,
+    signal_part,
+)
 from verify.sim.engines.base import NonFiniteError
 from verify.sim.engines.batched import BatchedGD
+from verify.sim.engines.independent import IndependentGD
 from verify.sim.simulate import RunResult, RunStatus, check_row, logging_steps, record
-from verify.sim.statistics import ReducedSetup
+from verify.sim.statistics import ReducedSetup, Statistics
 
 
 def shared_draws_key(config: RunConfig) -> tuple:
@@ -48,18 +56,13 @@ def shared_setup(config: RunConfig) -> ReducedSetup:
 def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResult]:
     """Train runs that share their draws (one :func:`shared_draws_key`) together."""
     first = configs[0]
+    require_same_schedule(configs)
     for config in configs:
         require(
             shared_draws_key(config) == shared_draws_key(first),
             "configs",
             config.seed,
             "runs that share seed, d, n, T, noise, label noise and initialisation",
-        )
-        require(
-            config.training.steps == first.training.steps and config.recording == first.recording,
-            "steps",
-            config.training.steps,
-            "the same steps and recording for every run of a batch",
         )
         require(
             config.recording.test_size == 0,
@@ -84,12 +87,36 @@ def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResu
         np.array([config.training.alpha for config in configs]),
         chunk,
     )
+    return train_together(engine, configs, datas, started)
+
+
+def require_same_schedule(configs: Sequence[RunConfig]) -> None:
+    """Runs trained together take the same steps and are recorded at the same points."""
+    for config in configs:
+        require(
+            config.training.steps == configs[0].training.steps
+            and config.recording == configs[0].recording,
+            "steps",
+            config.training.steps,
+            "the same steps and recording for every run trained together",
+        )
+
+
+def train_together(
+    engine: BatchedGD | IndependentGD,
+    configs: Sequence[RunConfig],
+    datas: Sequence[Dataset],
+    started: float,
+) -> list[RunResult]:
+    """Advance ``engine``'s runs to each log point of ``configs[0]`` and record every run
+    there, as :func:`verify.sim.simulate.simulate` does; a run whose recorded values stop
+    being finite is marked failed and no longer recorded."""
     results = [
         RunResult(config=config, data=data) for config, data in zip(configs, datas, strict=True)
     ]
     views = [engine.view(run) for run in range(len(configs))]
     alive = list(range(len(configs)))
-    for step in logging_steps(first):
+    for step in logging_steps(configs[0]):
         try:
             engine.advance_to(step)
         except NonFiniteError as error:
@@ -109,6 +136,25 @@ def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResu
     return results
 
 
+def simulate_independent(
+    configs: Sequence[RunConfig],
+    datas: Sequence[Dataset],
+    statistics: Sequence[Statistics],
+) -> list[RunResult]:
+    """Train runs that share nothing but their shapes and recording (other seeds; each with
+    its data and :class:`~verify.sim.statistics.Statistics`) together on
+    :class:`~verify.sim.engines.independent.IndependentGD`."""
+    require_same_schedule(configs)
+    started = time.perf_counter()
+    engine = IndependentGD(
+        statistics,
+        np.stack([data.train_scores for data in datas]),
+        np.stack([data.y_train for data in datas]),
+        np.array([config.training.alpha for config in configs]),
+    )
+    return train_together(engine, configs, datas, started)
+
+
 def simulate_batch(
     configs: Sequence[RunConfig], chunk: int = 8, progress: Callable[[int, int], None] | None = None
 ) -> list[RunResult]:
@@ -126,4 +172,12 @@ def simulate_batch(
     return [result for result in results if result is not None]
 
 
-__all__ = ["simulate_batch", "simulate_group", "group_by_draws", "shared_draws_key", "shared_setup"]
+__all__ = [
+    "simulate_batch",
+    "simulate_group",
+    "simulate_independent",
+    "train_together",
+    "group_by_draws",
+    "shared_draws_key",
+    "shared_setup",
+]
