@@ -154,14 +154,14 @@ def paper_checks(name: str, p: Predictions, paper: tuple[float, float]) -> list[
 
 
 def stage1_end_check(name: str, p: Predictions) -> Check:
-    """When every noisy sample is fitted: the flow time of the event, found by root-finding
-    on the solver's dense output, against the stage-1 prediction. A seed whose noisy samples
-    are never all fitted within the horizon counts as later than every other (the median
-    and its order-statistic interval take it as it is)."""
+    """When every noisy sample is fitted: the flow time of the event on every GD seed's
+    draws (root-finding on the solver's dense output), against the stage-1 prediction. A
+    seed whose noisy samples are never all fitted within the horizon counts as later than
+    every other (the median and its order-statistic interval take it as it is)."""
     predicted = p.noisy_fitting_time / p.training.alpha
 
     def measure(ev: Evidence, claim: float | None = None) -> Measurement:
-        runs = ev(name, "flow")
+        runs = ev(name, "gd")
         times = np.array(
             [math.inf if run.noisy_fitted_at is None else run.noisy_fitted_at for run in runs]
         )

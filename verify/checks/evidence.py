@@ -54,8 +54,9 @@ def run_record(result: Any, noisy_fitted_at: float | None) -> dict[str, Any]:
 
 def seed_group(point: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Worker: the GD runs of a group of seeds of one preset, trained together on their own
-    statistics, and the flow runs of those of them that have one, on the same draws. Each
-    flow run watches "every noisy sample is fitted" (root-finding on the dense output)."""
+    statistics, and on the same draws the flow runs of those seeds that have one. Each flow
+    run watches "every noisy sample is fitted" (root-finding on the dense output); a short
+    flow per GD seed (``event``) finds that time for the GD run's record."""
     from verify.sim.batch import simulate_independent
     from verify.sim.data import generate
     from verify.sim.engines.base import reduced_setup
@@ -66,14 +67,20 @@ def seed_group(point: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     datas = [generate(config) for config in configs]
     setups = [reduced_setup(c, data) for c, data in zip(configs, datas, strict=True)]
     statistics = [setup.statistics() for setup in setups]
-    gd = simulate_independent(configs, datas, statistics)
-    flows = []
-    for values, data, setup, stats in zip(point["flow"], datas, setups, statistics, strict=False):
+
+    def flow(values: Mapping[str, Any], index: int) -> tuple[Any, float | None]:
         config = RunConfig.from_dict(values)
-        engine = FlowEngine(config, data, setup=setup, statistics=stats)
-        event = engine.watch("noisy fitted", noisy_margin_event(data))
-        flows.append(run_record(simulate(config, data=data, engine=engine), event.at))
-    return {"gd": [run_record(result, None) for result in gd], "flow": flows}
+        engine = FlowEngine(config, datas[index], setup=setups[index], statistics=statistics[index])
+        event = engine.watch("noisy fitted", noisy_margin_event(datas[index]))
+        return simulate(config, data=datas[index], engine=engine), event.at
+
+    gd = simulate_independent(configs, datas, statistics)
+    events = [flow(values, index)[1] for index, values in enumerate(point["event"])]
+    events += [None] * (len(gd) - len(events))
+    return {
+        "gd": [run_record(result, at) for result, at in zip(gd, events, strict=True)],
+        "flow": [run_record(*flow(values, index)) for index, values in enumerate(point["flow"])],
+    }
 
 
 def boundary_scan(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -174,6 +181,8 @@ class EvidencePlan:
     flow_points: int = 49
     scan_seeds: int = 0
     group_size: int = 8
+    event_steps: int = 10**4
+    event_presets: tuple[str, ...] = ("harmful", "benign")
     scan_mu: tuple[float, ...] = tuple(float(v) for v in np.geomspace(5.0, 640.0, 29))
 
     def scan_configs(self, seed: int) -> list[RunConfig]:
@@ -193,6 +202,19 @@ class EvidencePlan:
         ]
 
     def config(self, name: str, kind: str, seed: int) -> RunConfig:
+        """The run of ``kind``: ``gd`` (1000 steps), ``flow`` (to :attr:`flow_steps`) or
+        ``event`` (a flow to :attr:`event_steps`, recorded at its ends only)."""
+        if kind == "event":
+            return preset(
+                name,
+                seed=seed,
+                test_size=0,
+                engine="flow",
+                steps=self.event_steps,
+                log_every=self.event_steps,
+                log_geometric=0,
+                population="none",
+            )
         if kind == "gd":
             return preset(
                 name,
@@ -226,6 +248,11 @@ class EvidencePlan:
                     self.config(name, "flow", seed).to_dict()
                     for seed in seeds
                     if seed < self.flow_seeds
+                ],
+                "event": [
+                    self.config(name, "event", seed).to_dict()
+                    for seed in seeds
+                    if name in self.event_presets
                 ],
             }
             for name in self.presets
