@@ -33,6 +33,7 @@ relevant token). Everything below is built by SymPy from this table of groups.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import sympy as sp
 
@@ -67,6 +68,11 @@ def _score(group: TokenGroup) -> sp.Expr:
 
 def mean_score(table: Groups) -> sp.Expr:
     r""":math:`\bar f = \frac1T\sum_g n_g \gamma_g` (the output at :math:`\tau = 0`, class +1)."""
+    return _mean_score(tuple(table))
+
+
+@lru_cache(maxsize=64)
+def _mean_score(table: tuple[TokenGroup, ...]) -> sp.Expr:
     return sp.simplify(sum(g.count * _score(g) for g in table) / T_tokens)
 
 
