@@ -48,7 +48,8 @@ or :math:`\sum_c a_c b_c f_c g_c` from the :math:`\chi` term, which is not rotat
 invariant: the coordinate alignment of :math:`\mu_{\pm1}` matters only there).
 
 Rules and results are polynomials in named symbols with rational coefficients (a dict from
-the sorted tuple of names to a :class:`fractions.Fraction`); the coefficients of a random
+the sorted tuple of names to a rational: an ``int`` or a :class:`fractions.Fraction`); the
+coefficients of a random
 polynomial may be any commutative ring elements (SymPy expressions, or elements of a
 :func:`sympy.ring` for speed), and the caller converts.
 """
@@ -70,10 +71,12 @@ Atom = tuple[str, Basis, Basis]
 Monomial = tuple[Atom, ...]
 #: A vector: basis -> coefficient.
 Vector = Mapping[Basis, Any]
+#: An exact rational number (integers keep the arithmetic fast).
+Rational = int | Fraction
 #: A product of named symbols with a rational coefficient: (coefficient, sorted names).
-Factor = tuple[Fraction, tuple[str, ...]]
+Factor = tuple[Rational, tuple[str, ...]]
 #: A polynomial in named symbols: sorted names (with repeats) -> rational coefficient.
-NamedPolynomial = dict[tuple[str, ...], Fraction]
+NamedPolynomial = dict[tuple[str, ...], Rational]
 
 
 def gaussian(label: Hashable) -> Basis:
@@ -181,7 +184,7 @@ def _times(p: NamedPolynomial, q: NamedPolynomial) -> NamedPolynomial:
     for names1, c1 in p.items():
         for names2, c2 in q.items():
             key = tuple(sorted(names1 + names2))
-            out[key] = out.get(key, Fraction(0)) + c1 * c2
+            out[key] = out.get(key, 0) + c1 * c2
     return out
 
 
@@ -190,13 +193,13 @@ def _class_value(members: list[Hashable], rules: MomentRules) -> NamedPolynomial
     coordinates = [rules.coordinates(name) for name in members]
     out: NamedPolynomial = {}
     for axis in set.intersection(*(set(c) for c in coordinates)):
-        coefficient = Fraction(1)
+        coefficient: Rational = 1
         names: tuple[str, ...] = ()
         for vector in coordinates:
             coefficient *= vector[axis][0]
             names += vector[axis][1]
         key = tuple(sorted(names))
-        out[key] = out.get(key, Fraction(0)) + coefficient
+        out[key] = out.get(key, 0) + coefficient
     return out
 
 
@@ -210,9 +213,9 @@ def _contract(
     members: dict[int, list[Hashable]] = {root: [] for root in roots}
     for index, name in fixed_vectors:
         members[roots[index]].append(name)
-    value: NamedPolynomial = {(): Fraction(1)}
+    value: NamedPolynomial = {(): 1}
     for names in members.values():
-        trace: NamedPolynomial = {(rules.dimension,): Fraction(1)}
+        trace: NamedPolynomial = {(rules.dimension,): 1}
         factor = _class_value(names, rules) if names else trace
         value = _times(value, factor)
         if not value:
@@ -240,7 +243,7 @@ def _layout(monomial: Monomial) -> tuple[int, list, list, list]:
 def _matrix_options(deltas: list[tuple[int, int]], rules: MomentRules) -> list[tuple[Factor, list]]:
     """The second-moment rule of Delta as (factor, index merges) options."""
     if not deltas:
-        return [((Fraction(1), ()), [])]
+        return [((1, ()), [])]
     if len(deltas) == 1:
         return []
     if len(deltas) > 2:
@@ -255,7 +258,7 @@ def _matrix_options(deltas: list[tuple[int, int]], rules: MomentRules) -> list[t
 
 def _weight(matching: list, rules: MomentRules) -> Factor | None:
     """Product of the covariances of a matching (None if one vanishes)."""
-    coefficient = Fraction(1)
+    coefficient: Rational = 1
     names: tuple[str, ...] = ()
     for _, _, label, other in matching:
         factor = rules.covariance(label, other)
@@ -283,7 +286,7 @@ def monomial_expectation(monomial: Monomial, rules: MomentRules) -> NamedPolynom
             prefactor = {tuple(sorted(weight[1] + names)): weight[0] * coefficient}
             value = _contract(size, fixed_vectors, pairs + merges, rules)
             for key, c in _times(prefactor, value).items():
-                total[key] = total.get(key, Fraction(0)) + c
+                total[key] = total.get(key, 0) + c
     return {key: value for key, value in total.items() if value}
 
 

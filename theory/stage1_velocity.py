@@ -68,7 +68,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from itertools import product
 from typing import Any
@@ -140,7 +139,7 @@ def _coordinates(name: Any) -> dict[int, Factor]:
     r"""Coordinates of the fixed vectors along :math:`e_1, e_2`: the head
     :math:`\nu = (\gamma_0/\|\mu\|)(e_1 - e_2)` (symbol ``nu`` :math:`= \gamma_0/\|\mu\|`),
     a target's :math:`m_D = (D_1, D_2)` and a token's :math:`m = (m_1, m_2)`."""
-    one = Fraction(1)
+    one = 1
     if name == ("nu",):
         return {1: (one, ("nu",)), 2: (-one, ("nu",))}
     kind, block = name
@@ -204,7 +203,7 @@ def _covariance(a: Any, b: Any) -> Factor | None:
     :math:`C(\bar\epsilon_G, \bar\epsilon_{G'}) = \sigma^2|G\cap G'|/(n_G n_{G'})`."""
     kind_a, sample_a, which_a = a
     kind_b, sample_b, which_b = b
-    one = Fraction(1)
+    one = 1
     if sample_a != sample_b:
         return None
     if kind_a == kind_b == "token":
@@ -225,7 +224,7 @@ def moment_rules() -> MomentRules:
     r"""The data model's moment rules: Gaussian covariances :func:`_covariance`,
     :math:`\kappa_0^2/d` and :math:`\chi\kappa_0^2/d` for :math:`\Delta`."""
     pair = ("inv_d", "kappa", "kappa")
-    one = Fraction(1)
+    one = 1
     return MomentRules("d", _coordinates, _covariance, (one, pair), (one, ("chi", *pair)))
 
 

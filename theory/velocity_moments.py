@@ -22,8 +22,9 @@ into the pieces' variances and covariances.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ import sympy as sp
 
 from theory import rates
 from theory.data_model import GROUP_NAMES, DataModel, TokenGroup, Training
+from theory.proof import RECONSTRUCTION, SYMBOLIC, Derivation
 from theory.stage1_velocity import (
     PIECES,
     ROLES,
@@ -43,7 +45,7 @@ from theory.stage1_velocity import (
     pattern_moment,
     second_moment_patterns,
 )
-from theory.symbols import d, eta, mu_norm, n, sigma_eps
+from theory.symbols import d, eta, mu_norm, n, rho, sigma_eps
 from theory.validation import InvalidParameter
 
 #: The loss slopes at the mean output, :math:`\ell_{c,n} = 1/(1 + e^{\pm\bar f})`.
@@ -100,14 +102,28 @@ def symbolic_setting() -> Setting:
     )  # fmt: skip
 
 
+def check_balanced(model: DataModel) -> None:
+    """The counting assumes balanced classes and a fixed number of flipped labels split
+    evenly between them (exact flips, n and the flip count even)."""
+    if model.flip != "exact":
+        raise InvalidParameter("flip", model.flip, "'exact' (a fixed number of flips)")
+    if model.n % 2 or model.noisy_count % 2:
+        raise InvalidParameter(
+            "n", model.n, f"an even n with an even number of flips (here {model.noisy_count})"
+        )
+
+
 def numeric_setting(model: DataModel, training: Training) -> Setting:
-    """The numbers of a data model and training set-up (uniform or Gaussian init)."""
+    r"""The numbers of a data model and training set-up (uniform or Gaussian init). The
+    noise rate is the realised fraction of flipped labels, ``noisy_count / n`` (equal to
+    :math:`\eta` when :math:`n\eta` is an integer, as at the paper's settings)."""
+    check_balanced(model)
     mean_output = model.gamma0 * sum(g.count * g.score for g in model.groups) / model.T
     return Setting(
         float(model.d), model.sigma_eps**2, training.kappa0(model.d),
         ENTRY_EXCESS_KURTOSIS[training.init], model.gamma0, model.mu_norm, float(model.n),
-        model.eta, float(model.T), model.groups, 1 / (1 + math.exp(mean_output)),
-        1 / (1 + math.exp(-mean_output)),
+        model.noisy_count / model.n, float(model.T), model.groups,
+        1 / (1 + math.exp(mean_output)), 1 / (1 + math.exp(-mean_output)),
     )  # fmt: skip
 
 
@@ -301,22 +317,41 @@ def loss_slopes() -> dict[sp.Symbol, sp.Expr]:
     return {ell_clean: ell_c, ell_noisy: ell_n}
 
 
-def token_velocity_residuals() -> list[sp.Expr]:
-    r"""Residuals :func:`kept_velocity` minus :func:`theory.rates.token_velocity`, for a
-    token of every group in a clean or noisy sample of either class, all symbols (group
-    counts :math:`n_R, n_{W+}, n_{W-}`, T, :math:`\rho`, ...) left free. Each is cancelled
-    as a rational function in the slopes :math:`\ell_{c,n}` (0 when the derivation holds)."""
+def token_velocity_residuals(
+    expected_velocity: Callable[[str, bool], sp.Expr] = rates.token_velocity,
+) -> list[sp.Expr]:
+    r"""Residuals :func:`kept_velocity` minus ``expected_velocity(group, noisy)`` (default
+    :func:`theory.rates.token_velocity`), for a token of every group in a clean or noisy
+    sample of either class, all symbols (group counts :math:`n_R, n_{W+}, n_{W-}`, T,
+    :math:`\rho`, ...) left free, the slopes :math:`\ell_{c,n}` as symbols. Each residual
+    is computed in the field of rational functions of the symbols (exact cancellation; 0
+    when the derivation holds)."""
+    return list(_token_velocity_residuals(expected_velocity))
+
+
+@lru_cache(maxsize=4)
+def _token_velocity_residuals(
+    expected_velocity: Callable[[str, bool], sp.Expr],
+) -> tuple[sp.Expr, ...]:
     setting = symbolic_setting()
     as_symbols = {value: key for key, value in loss_slopes().items()}
+    field = sp.field(_SYMBOLS, sp.QQ)[0]
     out = []
     for group in GROUP_NAMES:
         for noisy in (False, True):
-            expected = rates.token_velocity(group, noisy).xreplace(as_symbols)
+            expected = field.from_expr(expected_velocity(group, noisy).xreplace(as_symbols))
             for ystar in (1, -1):
                 category = Category(ystar, -1 if noisy else 1)
                 derived = kept_velocity(setting, {group: sp.Integer(1)}, category)
-                out.append(sp.cancel(derived - expected))
-    return out
+                out.append((field.from_expr(derived) - expected).as_expr())
+    return tuple(out)
+
+
+#: The symbols of the kept velocity: rational functions of these are compared in their
+#: field (exact cancellation).
+_SYMBOLS: tuple[sp.Symbol, ...] = (d, n, eta, rho, mu_norm, sigma_eps, chi0, ell_clean)
+_SYMBOLS += (ell_noisy, rates.n_R, rates.n_A, rates.n_O, rates.T_tokens, rates.kappa0)
+_SYMBOLS += (rates.gamma0,)
 
 
 # --------------------------------------------------------------------------- dropped terms
@@ -381,8 +416,9 @@ def direction_error(
         for p in PIECES[1:]
         if p in pieces
     }
-    kept = float(moments.get("signal", 0.0) + moments.get("noise_cross", 0.0))
-    return VelocityError(kept, mean - kept, math.sqrt(variance), math.sqrt(mean_variance), spread)
+    kept = float(sum(moments.get(p, 0.0) for p in ("signal", "noise_cross") if p in pieces))
+    sds = (math.sqrt(max(variance, 0.0)), math.sqrt(max(mean_variance, 0.0)))
+    return VelocityError(kept, mean - kept, *sds, spread)
 
 
 def velocity_error(
@@ -414,3 +450,24 @@ def token_velocity_error(
     setting = numeric_setting(model, training)
     split = replace(setting, table=split_token(setting.table, group))
     return direction_error(split, {"U": 1.0}, noisy, pieces)
+
+
+def derivations() -> list[Derivation]:
+    """This module's derived results, as records for :mod:`theory.derivations`."""
+    v, M, S, fbar = sp.symbols("v_g M S fbar", real=True)
+    varsigma, gamma_g, c_g, c_opp = sp.symbols("varsigma gamma_g c_g c'_g", real=True)
+    return [
+        Derivation(
+            "Stage-1 token velocity from the exact gradient at p = 0 (kept terms)",
+            sp.Eq(v, varsigma * M * (gamma_g - fbar) / rates.gamma0 + (c_g + c_opp) * S),
+            RECONSTRUCTION,
+            token_velocity_residuals,
+            SYMBOLIC,
+            "E[x_u^T kappa0 (-G)] by the moment rules of theory.moments, summed over the "
+            "coincidence patterns, minus theory.rates.token_velocity: residuals vanish for "
+            "every group, clean and noisy samples of either class, with the group counts, "
+            "T, rho, eta, n, d, ||mu||, sigma, kappa0, gamma0 symbolic. Dropped (see "
+            "theory.velocity_variance): noise scores in gamma - f and in the loss slope "
+            "(linearised about the mean output), W0^T W0 - kappa0 I, the cross terms",
+        ),
+    ]

@@ -19,11 +19,13 @@ direction).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from theory.data_model import GROUP_NAMES, DataModel, Training
+from theory.velocity_moments import check_balanced
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,8 @@ class GapVelocitySample:
 
 def labels(model: DataModel) -> tuple[np.ndarray, np.ndarray]:
     r"""True classes :math:`y^*` (first half +1) and observed labels :math:`y` (the first
-    ``noisy_count / 2`` samples of each class flipped)."""
+    ``noisy_count / 2`` samples of each class flipped; n and the flip count even)."""
+    check_balanced(model)
     half = model.n // 2
     ystar = np.where(np.arange(model.n) < half, 1.0, -1.0)
     flips = model.noisy_count // 2
@@ -67,11 +70,21 @@ def _init(model: DataModel, training: Training, rng: np.random.Generator) -> np.
     return scale * rng.standard_normal(shape)
 
 
-def exact_gap_velocities(
-    model: DataModel, training: Training, other: str, noisy: bool, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """One draw: every sample's exact gap velocity (leader R for clean, W- for noisy, minus
-    ``other``) and the mask of the clean (or noisy) samples."""
+@dataclass(frozen=True)
+class InitialState:
+    """One draw: tokens (n, T, d), true and observed labels, :math:`g = -G` and :math:`W_0`."""
+
+    tokens: np.ndarray
+    ystar: np.ndarray
+    y: np.ndarray
+    g: np.ndarray
+    W: np.ndarray
+
+
+def draw_initial_state(
+    model: DataModel, training: Training, rng: np.random.Generator
+) -> InitialState:
+    r"""A training set and :math:`W_0`, with the exact :math:`g = -G` at :math:`p = 0`."""
     ystar, y = labels(model)
     tokens = _tokens(model, ystar, rng)
     nu = np.zeros(model.d)
@@ -81,26 +94,46 @@ def exact_gap_velocities(
     slope = 1.0 / (1.0 + np.exp(y * output))
     weights = (slope * y)[:, None] * (scores - output[:, None]) / (model.n * model.T)
     g = np.einsum("it,itd->d", weights, tokens)
+    return InitialState(tokens, ystar, y, g, _init(model, training, rng))
+
+
+def gap_velocities(model: DataModel, state: InitialState, other: str, noisy: bool) -> np.ndarray:
+    """Every sample's exact gap velocity: mean of the leader's tokens (R for clean, W- for
+    noisy samples) minus mean of the ``other`` group's tokens, through :math:`W_0`."""
     position = np.array(model.position_groups)
     leader = GROUP_NAMES.index("W-" if noisy else "R")
-    direction = tokens[:, position == leader].mean(axis=1)
-    direction -= tokens[:, position == GROUP_NAMES.index(other)].mean(axis=1)
-    W = _init(model, training, rng)
-    velocities = (direction @ W.T) @ (W @ g)
-    return velocities, (y != ystar) if noisy else (y == ystar)
+    direction = state.tokens[:, position == leader].mean(axis=1)
+    direction -= state.tokens[:, position == GROUP_NAMES.index(other)].mean(axis=1)
+    return (direction @ state.W.T) @ (state.W @ state.g)
 
 
 def sample_gap_velocities(
-    model: DataModel, training: Training, other: str, noisy: bool, draws: int, seed: int
-) -> GapVelocitySample:
-    """``draws`` independent draws (data and :math:`W_0`) from ``seed``."""
+    model: DataModel,
+    training: Training,
+    gaps: Sequence[tuple[str, bool]],
+    draws: int,
+    seed: int,
+) -> dict[tuple[str, bool], GapVelocitySample]:
+    """``draws`` independent draws (data and :math:`W_0`) from ``seed``; for each gap
+    ``(other, noisy)`` the velocity of the first sample of the clean (noisy) set and the
+    mean over the set. All gaps are measured on the same draws."""
     rng = np.random.default_rng(seed)
-    single, mean = np.empty(draws), np.empty(draws)
+    single = {gap: np.empty(draws) for gap in gaps}
+    mean = {gap: np.empty(draws) for gap in gaps}
     for draw in range(draws):
-        velocities, members = exact_gap_velocities(model, training, other, noisy, rng)
-        chosen = velocities[members]
-        single[draw], mean[draw] = chosen[0], chosen.mean()
-    return GapVelocitySample(single, mean)
+        state = draw_initial_state(model, training, rng)
+        for other, noisy in gaps:
+            members = (state.y != state.ystar) if noisy else (state.y == state.ystar)
+            chosen = gap_velocities(model, state, other, noisy)[members]
+            single[(other, noisy)][draw], mean[(other, noisy)][draw] = chosen[0], chosen.mean()
+    return {gap: GapVelocitySample(single[gap], mean[gap]) for gap in gaps}
 
 
-__all__ = ["GapVelocitySample", "labels", "exact_gap_velocities", "sample_gap_velocities"]
+__all__ = [
+    "GapVelocitySample",
+    "InitialState",
+    "labels",
+    "draw_initial_state",
+    "gap_velocities",
+    "sample_gap_velocities",
+]
