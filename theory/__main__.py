@@ -1,5 +1,7 @@
-"""``python -m theory``: print every derived equation and identity, with its source status
-and its kind of proof (symbolic, partial, numeric only, none)."""
+"""``python -m theory``: print every derived equation and identity, with its status and proof.
+
+Each record shows its source status and, separately, its kind of proof (symbolic, partial,
+numeric only, none); ``--check`` runs every symbolic check."""
 
 from __future__ import annotations
 

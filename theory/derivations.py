@@ -9,6 +9,8 @@ status and, separately, its kind of proof).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy as sp
 
 from theory import (
@@ -48,8 +50,13 @@ MODULES = (
 
 
 def all_derivations() -> list[Derivation]:
-    """All derivations of the package, in reading order."""
-    return [record for module in MODULES for record in module.derivations()]
+    """All derivations of the package, in reading order (built once; records are frozen)."""
+    return list(_records())
+
+
+@lru_cache(maxsize=1)
+def _records() -> tuple[Derivation, ...]:
+    return tuple(record for module in MODULES for record in module.derivations())
 
 
 def derivation_list() -> list[tuple[str, sp.Basic, str]]:

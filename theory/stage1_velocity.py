@@ -94,26 +94,23 @@ chi0 = sp.Symbol("chi_0", real=True)
 
 #: The two roles of the direction's groups: :math:`D = w_1\bar x_{G_1} + w_2\bar x_{G_2}`
 #: (two different groups; a token is a group of one, see
-#: :func:`theory.velocity_moments.split_token`).
+#: :func:`theory.velocity_setting.split_token`).
 ROLES = ("1", "2")
 PIECES = ("signal", "noise_cross", "signal_cross", "noise_score", "w0_fluctuation", "w0_score")
 TARGETS = ("j", "k")
 TOKEN_BLOCKS = ("t1", "t2")
 TOKEN_QUANTITIES = ("cbar", "a", "b", "m1", "m2")
 GLOBALS = ("d", "inv_d", "variance", "kappa", "chi", "nu", "inv_T")
-SLOTS = ("first", "second")
 
 
 def generator_names() -> tuple[str, ...]:
     """Names of the block-level symbols: globals, group weights and inverse sizes, the
-    targets' signal coordinates, each token block's quantities and group indicators, and
-    the piece markers of the two factors."""
+    targets' signal coordinates, and each token block's quantities and group indicators."""
     names = list(GLOBALS)
     names += [f"w_{r}" for r in ROLES] + [f"inv_{r}" for r in ROLES]
     names += [f"D{c}_{x}" for x in TARGETS for c in (1, 2)]
     names += [f"{q}_{t}" for t in TOKEN_BLOCKS for q in TOKEN_QUANTITIES]
     names += [f"in_{r}_{t}" for t in TOKEN_BLOCKS for r in ROLES]
-    names += [f"{slot}_{piece}" for slot in SLOTS for piece in PIECES]
     return tuple(names)
 
 

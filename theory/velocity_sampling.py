@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from theory.data_model import GROUP_NAMES, DataModel, Training
-from theory.velocity_moments import check_balanced
+from theory.velocity_setting import check_balanced
 
 
 @dataclass(frozen=True)

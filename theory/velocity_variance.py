@@ -62,7 +62,7 @@ from theory.moments import (
 )
 from theory.proof import NUMERIC, RECONSTRUCTION, SYMBOLIC, Derivation
 from theory.stage1_velocity import CATEGORIES, Category
-from theory.velocity_moments import Setting, token_values
+from theory.velocity_setting import Setting, token_values
 
 _NAMES = ("d", "inv_d", "variance", "kappa", "chi", "W", "C2", "rho", "m1", "m2", "h1", "h2")
 #: The symbols of the closed forms (aggregates :math:`W_D, C_2, \rho_D`, coordinates of

@@ -25,14 +25,12 @@ from theory.validation import InvalidParameter
 from theory.velocity_moments import (
     direction_error,
     kept_velocity,
-    loss_slopes,
-    numeric_setting,
-    symbolic_setting,
     token_velocity_error,
     token_velocity_residuals,
     velocity_error,
 )
 from theory.velocity_sampling import sample_gap_velocities
+from theory.velocity_setting import loss_slopes, numeric_setting, symbolic_setting
 
 PAPER = [(5000, 5.0), (2000, 20.0), (1000, 100.0)]
 
