@@ -31,7 +31,7 @@ import numpy as np
 import sympy as sp
 
 from theory.data_model import DataModel, token_groups
-from theory.proof import DERIVED, Derivation
+from theory.proof import DERIVED, SYMBOLIC, Derivation
 
 #: Gauss-Hermite nodes and weights for expectations over one standard normal.
 _HERMITE = np.polynomial.hermite.hermgauss(64)
@@ -93,6 +93,8 @@ def derivations() -> list[Derivation]:
             DERIVED,
             lambda: [mean - gamma0 * (n_R + rho * n_A - rho * n_O) / T,
                      variance - sigma**2 * nu_norm**2 / T],
+            proof=SYMBOLIC,
+            evidence="the mean and variance of the uniform average, from the group table",
         ),
     ]
 
