@@ -9,9 +9,11 @@ before any run; the tolerance adds the 95% interval of the estimate.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +24,7 @@ from verify.checks.intervals import (
     median_interval,
     proportion_interval,
     ratio_interval,
+    sd_interval,
     t_quantile,
 )
 from verify.checks.registry import AGREE, Check, Expected, Measurement, compare
@@ -154,17 +157,14 @@ def paper_checks(name: str, p: Predictions, paper: tuple[float, float]) -> list[
 
 
 def stage1_end_check(name: str, p: Predictions) -> Check:
-    """When every noisy sample is fitted: the flow time of the event on every GD seed's
+    """When every noisy sample is fitted: the flow time of the event on each event seed's
     draws (root-finding on the solver's dense output), against the stage-1 prediction. A
     seed whose noisy samples are never all fitted within the horizon counts as later than
     every other (the median and its order-statistic interval take it as it is)."""
     predicted = p.noisy_fitting_time / p.training.alpha
 
     def measure(ev: Evidence, claim: float | None = None) -> Measurement:
-        runs = ev(name, "gd")
-        times = np.array(
-            [math.inf if run.noisy_fitted_at is None else run.noisy_fitted_at for run in runs]
-        )
+        times = np.array([math.inf if at is None else at for at in ev.events[name]])
         ratio, interval = median_interval(times / predicted)
         never = int(np.sum(np.isinf(times)))
         return compare(
@@ -330,6 +330,67 @@ def delayed_generalisation_check(name: str, p: Predictions, factor: float) -> Ch
     )
 
 
+def velocity_checks(name: str, p: Predictions, noisy: bool, other: str) -> list[Check]:
+    r"""The stage-1 gap velocity of the leader (R for clean samples, W- for noisy ones) over
+    ``other``, exact at :math:`\tau = 0` from the logits after one GD step: its mean against
+    the kept velocity (model error: the dropped terms' mean), and the spread over seeds of
+    a draw's mean against the dropped terms' derived standard deviation."""
+    from theory.velocity_moments import velocity_error
+
+    leader = "W-" if noisy else "R"
+    error = velocity_error(p.model, p.training, other, noisy)
+    kind = "noisy" if noisy else "clean"
+
+    def draw_means(ev: Evidence) -> np.ndarray:
+        return np.array(
+            [run.initial_gap_velocities(leader, other, noisy).mean() for run in ev(name, "gd")]
+        )
+
+    def mean_velocity(ev: Evidence, claim: float | None = None) -> Measurement:
+        values = draw_means(ev)
+        mean, interval = mean_interval(values)
+        return compare(
+            error.kept if claim is None else claim,
+            mean,
+            interval,
+            f"{values.size} seeds",
+            abs(error.bias),
+            f"seed mean of the {kind} samples' mean gap velocity {leader} - {other} "
+            "(logits after one step / alpha)",
+            f"dropped terms: mean {error.bias:.3g}, sd of a draw's mean {error.mean_sd:.3g}",
+        )
+
+    def spread(ev: Evidence, claim: float | None = None) -> Measurement:
+        values = draw_means(ev)
+        sd, interval = sd_interval(values)
+        return compare(
+            error.mean_sd if claim is None else claim,
+            sd,
+            interval,
+            f"{values.size} seeds",
+            0.0,
+            f"standard deviation over seeds of a draw's mean {kind} gap velocity "
+            f"{leader} - {other} (chi-square interval)",
+        )
+
+    return [
+        Check(
+            f"initial {kind} gap velocity {leader} - {other} [{name}]",
+            "Lemmas 4.5-4.6 (stage-1 rates)",
+            STAGE1,
+            AGREE,
+            mean_velocity,
+        ),
+        Check(
+            f"spread of the initial {kind} gap velocity {leader} - {other} [{name}]",
+            "dropped terms of the stage-1 rates",
+            STAGE1,
+            AGREE,
+            spread,
+        ),
+    ]
+
+
 def regime_check(name: str, p: Predictions, kind: str) -> Check:
     """The regime by the mechanism (:func:`verify.checks.regimes.classify_regime`: noisy
     labels fitted, test sequences selecting R) of most seeds is Theorem 4.1's."""
@@ -395,6 +456,8 @@ def boundary_checks(p: Predictions) -> list[Check]:
             ]
         )
 
+    shift = crossing_shift(p)
+
     def velocity_sign(ev: Evidence, claim: float | None = None) -> Measurement:
         values = scan_crossings(ev, "noisy_velocity", 0.0)
         mean, interval = mean_interval(values)
@@ -403,7 +466,7 @@ def boundary_checks(p: Predictions) -> list[Check]:
             mean,
             interval,
             f"{values.size} seeds",
-            theta * VELOCITY_MODEL_ERROR,
+            shift,
             "mean over seeds of the n SNR^2 where the "
             "mean initial noisy gap velocity changes sign (log-interpolated scan)",
         )
@@ -439,8 +502,22 @@ def boundary_checks(p: Predictions) -> list[Check]:
     ]
 
 
-#: Relative error of the stage-1 velocity formula's sign change (see the velocity checks).
-VELOCITY_MODEL_ERROR = 0.0
+def crossing_shift(p: Predictions) -> float:
+    r"""How far the dropped terms' mean :math:`b` moves the sign change of the noisy gap
+    velocity :math:`v(\theta)` in :math:`\theta = n\,\mathrm{SNR}^2`: :math:`|b| / |v'|`
+    at the predicted threshold (central difference over :math:`\pm 1\%` of
+    :math:`\|\mu\|`)."""
+    from theory.velocity_moments import velocity_error
+
+    model, theta = p.model, p.overfitting_threshold
+    mu = model.sigma_eps * math.sqrt(theta * model.d / model.n)
+
+    def at(factor: float) -> Any:
+        changed = dataclasses.replace(model, mu_norm=mu * factor)
+        return velocity_error(changed, p.training, "R", noisy=True)
+
+    slope = (at(1.01).kept - at(0.99).kept) / (theta * (1.01**2 - 0.99**2))
+    return abs(at(1.0).bias / slope)
 
 
 def catalogue(presets: tuple[str, ...], claims: Claims, scans: bool = True) -> list[Check]:
@@ -452,6 +529,9 @@ def catalogue(presets: tuple[str, ...], claims: Claims, scans: bool = True) -> l
         p = claims.predictions[name]
         checks += paper_checks(name, p, claims.paper_accuracy[name])
         checks += [regime_check(name, p, "gd"), regime_check(name, p, "flow")]
+        checks += velocity_checks(name, p, noisy=False, other="I")
+        if p.model.noisy_count:
+            checks += velocity_checks(name, p, noisy=True, other="R")
         if p.noisy_fitting_time < math.inf:
             checks.append(stage1_end_check(name, p))
         if name == "harmful":  # elsewhere both are 1.0 to within 1e-4
