@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from theory import stage2
+from theory import stage2, stage2_laws
 from theory.data_model import DataModel, Training
 from theory.predictions import argmax_test_accuracy, soft_test_accuracy
 from theory.validation import Real, require
@@ -48,6 +48,8 @@ from theory.validation import Real, require
 #: Median of the larger of two independent standard normals, :math:`\Phi^{-1}(2^{-1/2})`.
 FASTER_CLASS_QUANTILE = float(stats.norm.ppf(2**-0.5))
 LN10 = math.log(10.0)
+#: Monte Carlo draws of the finite-temperature test accuracy (3 standard errors ~ 0.004).
+ACCURACY_SAMPLES = 100_000
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,13 @@ def dropped_terms(model: DataModel) -> DroppedTerms:
 
 @dataclass(frozen=True)
 class Estimate:
-    """A predicted number, its relative model error, and what it is."""
+    """A predicted number, its relative model error, what it is, and (where the value
+    corrects it) the symmetric mean field's own number."""
 
     value: float
     model_error: float
     description: str
+    mean_field: float = math.nan
 
 
 def _horizon(training: Training, steps: float) -> float:
@@ -144,9 +148,10 @@ def benign_not_boundary(model: DataModel, training: Training, steps: float) -> E
     :math:`n\mathrm{SNR}^2` and :math:`\kappa_0\sigma_\epsilon^2 d\tau/n` only (while
     :math:`\|p\|^2 \ll \kappa_0`), so :math:`\|\mu\|^* \approx \sqrt{\sigma_\epsilon^2 d/n}
     \,\Psi(\kappa_0\sigma_\epsilon^2 d\tau/n)` with :math:`\Psi^2` growing like the log of
-    its argument. Model error: :math:`\sqrt{1 + \xi^*\delta_0} - 1` at the boundary
-    (the boundary squared scales with the memorisation rate); the measurement is expected
-    above the prediction (the faster class decides)."""
+    its argument. The value is the faster class's: the mean-field root times
+    :math:`\sqrt{1 + \xi^*\delta_0}` (the boundary squared scales with the memorisation
+    rate); the model error is that correction, :math:`\sqrt{1 + \xi^*\delta_0} - 1`, since
+    it is only estimated to first order (``mean_field`` keeps the symmetric root)."""
     horizon = _horizon(training, steps)
     require(
         model.noisy_count > 0 or model.flip == "bernoulli",
@@ -160,29 +165,36 @@ def benign_not_boundary(model: DataModel, training: Training, steps: float) -> E
         time = noisy_fitting_time(_with_mu(model, math.exp(log_mu)), training, cap)
         return math.log(min(time, cap * math.e) / horizon)
 
-    start = math.sqrt(model.sigma_eps**2 * model.d / model.n)
-    mu = _solve_log_root(excess, start)
+    scale = math.sqrt(model.sigma_eps**2 * model.d / model.n)
+    if excess(math.log(1e-3 * scale)) > 0:
+        return Estimate(0.0, 0.0, f"fewer than half of the noisy samples fitted at {steps:g} steps")
+    guess = stage2_laws.separable_boundary(model, training, steps)
+    mu = _solve_log_root(excess, guess if math.isfinite(guess) else scale, factor=1.25)
     if mu is None:
-        return Estimate(math.nan, math.nan, "no boundary: noisy samples unfitted at any ||mu||")
-    spread = dropped_terms(_with_mu(model, mu)).class_spread
+        return Estimate(math.nan, math.nan, "no boundary below 1e8 x the separable law's")
+    correction = math.sqrt(
+        1 + FASTER_CLASS_QUANTILE * dropped_terms(_with_mu(model, mu)).class_spread
+    )
     return Estimate(
-        mu,
-        math.sqrt(1 + FASTER_CLASS_QUANTILE * spread) - 1,
+        mu * correction,
+        correction - 1,
         f"||mu|| above which fewer than half of the noisy samples are fitted at {steps:g} steps",
+        mean_field=mu,
     )
 
 
 @dataclass(frozen=True)
 class SwitchTime:
-    r"""When a mean-field noisy sample leaves its relevant token (``tau``, flow time;
-    ``steps`` = tau / alpha), for which token, and when it is fitted; ``model_error`` is
-    relative on the time."""
+    r"""When the noisy samples of the faster class leave their relevant token (``tau``,
+    flow time; ``steps`` = tau / alpha), for which token, and when they are fitted;
+    ``model_error`` is relative on the time; ``mean_field_tau`` is the symmetric flow's."""
 
     tau: float
     steps: float
     token: str
     fitted_tau: float
     model_error: float
+    mean_field_tau: float
 
 
 def noisy_switch_time(model: DataModel, training: Training, max_steps: float = 1e40) -> SwitchTime:
@@ -192,8 +204,9 @@ def noisy_switch_time(model: DataModel, training: Training, max_steps: float = 1
     :math:`n\mathrm{SNR}^2` below the stage-1 threshold); of order :math:`n/(\kappa_0
     \sigma_\epsilon^2 d)` times a function of :math:`n\mathrm{SNR}^2` and T above it
     (log-time scale invariance of the flow); exponential in :math:`n\mathrm{SNR}^2` far above
-    it (:mod:`theory.stage2_laws`). Model error: the change of the time when the
-    memorisation rate is :math:`1 + \xi^*\delta_0` times the mean field's."""
+    it (:mod:`theory.stage2_laws`). The value is the faster class's (memorisation rate
+    :math:`1 + \xi^*\delta_0` times the mean field's: half of the noisy samples have then
+    switched); the model error is its relative distance to the symmetric flow's time."""
     tau_max = _horizon(training, max_steps)
 
     def run(scale: float) -> stage2.Trajectory:
@@ -201,16 +214,16 @@ def noisy_switch_time(model: DataModel, training: Training, max_steps: float = 1
         events = ("noisy_switched", "noisy_fitted")
         return stage2.solve(pop, tau_max, events=events, stop_at="noisy_fitted")
 
-    central = run(1.0)
-    tau = central.events["noisy_switched"]
-    shifted = run(1 + FASTER_CLASS_QUANTILE * dropped_terms(model).class_spread)
-    other = shifted.events["noisy_switched"]
-    error = abs(other / tau - 1) if 0 < tau < math.inf else 0.0
-    pop = central.population
-    logits = central.logits[-1, 1]
-    relevant = pop.slot("R")
-    token = pop.names[int(np.argmax(np.where(np.arange(logits.size) == relevant, -np.inf, logits)))]
-    return SwitchTime(tau, tau / training.alpha, token, central.events["noisy_fitted"], error)
+    symmetric = run(1.0)
+    faster = run(1 + FASTER_CLASS_QUANTILE * dropped_terms(model).class_spread)
+    tau, tau_mean_field = faster.events["noisy_switched"], symmetric.events["noisy_switched"]
+    error = abs(tau / tau_mean_field - 1) if 0 < tau_mean_field < math.inf else 0.0
+    logits = faster.logits[-1, 1]
+    others = np.where(np.arange(logits.size) == faster.population.slot("R"), -np.inf, logits)
+    token = faster.population.names[int(np.argmax(others))]
+    return SwitchTime(
+        tau, tau / training.alpha, token, faster.events["noisy_fitted"], error, tau_mean_field
+    )
 
 
 @dataclass(frozen=True)
@@ -234,8 +247,10 @@ def _metrics_at(model: DataModel, steps: float, beta: float, query_norm: float) 
     z = beta / (model.sigma_eps * query_norm)
     error = dropped_terms(model)
     shift = error.score_noise + error.cross_second_order
-    accuracy = soft_test_accuracy(model, beta, query_norm)
-    shifted = soft_test_accuracy(model, beta * (1 + shift), query_norm)
+    # Common random numbers: the shift's effect is exact, the level carries 3 MC errors.
+    accuracy = soft_test_accuracy(model, beta, query_norm, samples=ACCURACY_SAMPLES)
+    shifted = soft_test_accuracy(model, beta * (1 + shift), query_norm, samples=ACCURACY_SAMPLES)
+    monte_carlo = 3 * math.sqrt(accuracy * (1 - accuracy) / ACCURACY_SAMPLES)
     return SelectionMetrics(
         steps=steps,
         beta=beta,
@@ -244,7 +259,7 @@ def _metrics_at(model: DataModel, steps: float, beta: float, query_norm: float) 
         selects_relevant=relevant_selection(model, z),
         accuracy=accuracy,
         argmax_accuracy=argmax_test_accuracy(model, z),
-        accuracy_error=abs(shifted - accuracy),
+        accuracy_error=abs(shifted - accuracy) + monte_carlo,
     )
 
 
@@ -257,7 +272,8 @@ def late_test_metrics(
     :math:`\|q\|` by :func:`theory.predictions.soft_test_accuracy`, tending to the argmax
     limit as :math:`\|q\|\to\infty` (slowly: :math:`\|q\|` grows like :math:`\log\tau`).
     Model error: the accuracy's change when :math:`\beta` moves by
-    :math:`\delta_s + n/d` relative (:func:`dropped_terms`)."""
+    :math:`\delta_s + n/d` relative (:func:`dropped_terms`), plus three Monte Carlo
+    standard errors of the accuracy (:data:`ACCURACY_SAMPLES` draws)."""
     horizons = np.array([_horizon(training, k) for k in steps])
     require(bool(np.all(np.diff(horizons) > 0)), "steps", steps, "increasing horizons")
     pop = stage2.population(model, training)
@@ -355,6 +371,7 @@ def gap_slope(
 __all__ = [
     "FASTER_CLASS_QUANTILE",
     "LN10",
+    "ACCURACY_SAMPLES",
     "DroppedTerms",
     "dropped_terms",
     "Estimate",
