@@ -108,7 +108,7 @@ def _solve_log_root(
 ) -> float | None:
     r"""Root of an increasing ``function`` of :math:`\log\|\mu\|`, bracketed by stepping
     from ``start`` by ``factor``; ``None`` if none lies in :math:`[10^{-6}, 10^{8}]`
-    times ``start``."""
+    times ``start``; the root to 0.2% in :math:`\|\mu\|`."""
     origin = math.log(start)
     previous, value = origin, function(origin)
     step = math.log(factor) * (1 if value < 0 else -1)
@@ -122,7 +122,7 @@ def _solve_log_root(
             break
         previous, value = current, new
     left, right = sorted((previous, current))
-    return math.exp(optimize.brentq(function, left, right, xtol=1e-4))
+    return math.exp(optimize.brentq(function, left, right, xtol=2e-3))
 
 
 def noisy_fitting_time(
