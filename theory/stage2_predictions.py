@@ -99,6 +99,15 @@ def _horizon(training: Training, steps: float) -> float:
     return training.alpha * steps
 
 
+def _require_noisy(model: DataModel) -> None:
+    require(
+        model.noisy_count > 0 or model.flip == "bernoulli",
+        "eta",
+        model.eta,
+        "a label-noise rate that flips at least one label",
+    )
+
+
 def _with_mu(model: DataModel, mu: float) -> DataModel:
     return model.replace(mu_norm=float(mu))
 
@@ -153,12 +162,7 @@ def benign_not_boundary(model: DataModel, training: Training, steps: float) -> E
     rate); the model error is that correction, :math:`\sqrt{1 + \xi^*\delta_0} - 1`, since
     it is only estimated to first order (``mean_field`` keeps the symmetric root)."""
     horizon = _horizon(training, steps)
-    require(
-        model.noisy_count > 0 or model.flip == "bernoulli",
-        "eta",
-        model.eta,
-        "a label-noise rate that flips at least one label",
-    )
+    _require_noisy(model)
     cap = math.e * horizon
 
     def excess(log_mu: float) -> float:
@@ -208,6 +212,7 @@ def noisy_switch_time(model: DataModel, training: Training, max_steps: float = 1
     :math:`1 + \xi^*\delta_0` times the mean field's: half of the noisy samples have then
     switched); the model error is its relative distance to the symmetric flow's time."""
     tau_max = _horizon(training, max_steps)
+    _require_noisy(model)
 
     def run(scale: float) -> stage2.Trajectory:
         pop = stage2.population(model, training, scale)
@@ -326,7 +331,7 @@ def harmful_benign_boundary(model: DataModel, training: Training, steps: float) 
     flow. In stage 1 :math:`z \propto \sqrt n\|\mu\|^2/(\sigma_\epsilon^2\sqrt d)`, hence
     :math:`\|\mu\|^* \propto (d/n)^{1/4}`; later z drifts slowly. Model error:
     :math:`(\delta_s + n/d)` times :math:`|d\log\|\mu\|/d\log z|` at the boundary."""
-    horizon = _horizon(training, steps)
+    _horizon(training, steps)
     target = half_selection_z(model)
 
     def excess(log_mu: float) -> float:
@@ -336,8 +341,8 @@ def harmful_benign_boundary(model: DataModel, training: Training, steps: float) 
 
     start = (model.sigma_eps**4 * model.d / model.n) ** 0.25
     mu = _solve_log_root(excess, start, factor=1.25)
-    if mu is None or horizon <= 0:
-        return Estimate(math.nan, math.nan, "no boundary in range")
+    if mu is None:
+        return Estimate(math.nan, math.nan, "no boundary within 1e8 x (sigma^4 d / n)^(1/4)")
     step = 0.01
     slope = (excess(math.log(mu) + step) - excess(math.log(mu) - step)) / (2 * step)
     terms = dropped_terms(_with_mu(model, mu))
@@ -356,9 +361,9 @@ def gap_slope(
     obeys :math:`\dot x \propto \kappa_{\rm eff}(\tau)e^{-x}`, so
     :math:`x = \log\int\kappa_{\rm eff}d\tau + c` and the slope is
     :math:`\ln 10\,(1 + d\log\kappa_{\rm eff}/d\log\tau)` above the :math:`g^{-1}` law's
-    :math:`\ln 10` (:mod:`theory.stage2_laws`). Model error: the excess over
-    :math:`\ln 10` times the preconditioner spread :math:`n/d + \sqrt{2/d}` (absolute, in
-    gap units per decade, as a fraction of the value)."""
+    :math:`\ln 10` (:mod:`theory.stage2_laws`). Model error (relative): the excess over
+    :math:`\ln 10` times the preconditioner spread :math:`n/d + \sqrt{2/d}`, over the
+    slope."""
     require(0 < start < stop, "start", start, f"a positive step below stop = {stop:g}")
     steps = np.geomspace(start, stop, int(points))
     horizons = training.alpha * steps
