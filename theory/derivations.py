@@ -19,9 +19,11 @@ from theory import (
     invariants,
     max_margin,
     model,
+    preconditioner,
     quadrature,
     quadrature_asymptotics,
     softmax_cosh,
+    stage2_laws,
     velocity_moments,
     velocity_variance,
 )
@@ -48,6 +50,8 @@ MODULES = (
     gd_quadrature,
     velocity_moments,
     velocity_variance,
+    preconditioner,
+    stage2_laws,
     baselines,
     max_margin,
 )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from theory.proof import DERIVED, RECONSTRUCTION, Derivation
+from theory.proof import DERIVED, PARTIAL, RECONSTRUCTION, Derivation
 from theory.symbols import real_matrix, real_vector
 from theory.validation import Integer
 
@@ -96,12 +96,18 @@ def derivations() -> list[Derivation]:
             sp.Eq(W.T * W, W0.T * W0 + (q * q.T - k * k.T) / pi, evaluate=False),
             RECONSTRUCTION,
             lambda: [closure_residual(size) for size in (2, 3)],
+            proof=PARTIAL,
+            evidence="the identity checked for symbolic matrices at d = 2 and 3 under the "
+            "rank-one premise (W - W0 along p), which is assumed, not proved",
         ),
         Derivation(
             "Query norm from the conserved W W^T - p p^T",
             sp.Eq(sp.Symbol("||q||^2"), pi**2 + kappa_p * pi, evaluate=False),
             DERIVED,
             lambda: [query_norm_residual(size) for size in (2, 3)],
+            proof=PARTIAL,
+            evidence="the identity checked for symbolic matrices at d = 2 and 3; the "
+            "general-d step is by hand",
         ),
         Derivation(
             "Two-channel flow of the query",
@@ -112,12 +118,16 @@ def derivations() -> list[Derivation]:
             ),
             DERIVED,
             lambda: channel_residuals(2),
+            proof=PARTIAL,
+            evidence="the channel equations checked for symbolic vectors at d = 2",
         ),
         Derivation(
             "p channel in normalised form",
             sp.Eq(sp.Derivative(r, tau), -sp.sqrt(pi) * G, evaluate=False),
             DERIVED,
             lambda: channel_residuals(2),
+            proof=PARTIAL,
+            evidence="the channel equations checked for symbolic vectors at d = 2",
         ),
     ]
 

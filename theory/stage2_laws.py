@@ -51,7 +51,7 @@ import math
 import sympy as sp
 
 from theory.data_model import DataModel, Training
-from theory.proof import RECONSTRUCTION, Derivation
+from theory.proof import RECONSTRUCTION, SYMBOLIC, Derivation
 from theory.validation import Real
 
 theta, tau = sp.symbols("theta tau", nonnegative=True)
@@ -157,12 +157,16 @@ def derivations() -> list[Derivation]:
             sp.Eq(beta_symbol, beta, evaluate=False),
             RECONSTRUCTION,
             separable_residuals,
+            proof=SYMBOLIC,
+            evidence="the closed forms substituted into the separable equations",
         ),
         Derivation(
             "Peak of the signal before the collapse",
             sp.Eq(sp.Symbol("beta_m"), A * nu_n / B_n * peak_function(), evaluate=False),
             RECONSTRUCTION,
             peak_residuals,
+            proof=SYMBOLIC,
+            evidence="the peak condition solved and substituted back",
         ),
         Derivation(
             "Saturated gap under a growing preconditioner",
@@ -173,6 +177,8 @@ def derivations() -> list[Derivation]:
             ),
             RECONSTRUCTION,
             saturated_gap_residual,
+            proof=SYMBOLIC,
+            evidence="the solution substituted into x' = c K'(tau) e^{-x}",
         ),
     ]
 
