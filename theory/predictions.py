@@ -17,7 +17,8 @@ from functools import cache
 
 import numpy as np
 import sympy as sp
-from scipy import integrate, optimize, stats
+from scipy import integrate, optimize
+from scipy.special import ndtr
 
 from theory import rates
 from theory.data_model import DataModel, Training
@@ -71,7 +72,7 @@ def _compiled(name: str, *arguments: str | bool):
         "signal_rate": rates.signal_rate,
         "memorisation_rate": lambda noisy: rates.memorisation_rate(noisy=noisy),
         "token_velocity": lambda group, noisy: rates.token_velocity(group, noisy),
-        "overfitting_ratio": rates.overfitting_ratio,
+        "overfitting_ratio": lambda: rates.overfitting_ratio(simplify=False),  # same numbers
         "test_signal_to_noise": rates.test_signal_to_noise,
     }
     expression = builders[name](*arguments)
@@ -101,6 +102,9 @@ def gap_velocities(model: DataModel, training: Training, noisy: bool) -> dict[st
     return {g: velocities[leader] - v for g, v in velocities.items() if g != leader}
 
 
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
 def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> dict[str, float]:
     r"""P(the argmax of independent :math:`N(m_g, 1)` logits falls in group g), with
     :math:`n_g` iid tokens per group:
@@ -111,11 +115,11 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
             continue
 
         def density(x, g=g, count=count):
-            value = count * stats.norm.pdf(x - leads[g])
+            value = count * math.exp(-0.5 * (x - leads[g]) ** 2) / _SQRT_2PI
             for h, other in counts.items():
                 power = other - (1 if h == g else 0)
                 if power:
-                    value *= stats.norm.cdf(x - leads[h]) ** power
+                    value *= float(ndtr(x - leads[h])) ** power
             return value
 
         centre = leads[g]
@@ -159,7 +163,7 @@ def argmax_test_accuracy(model: DataModel, z: float) -> float:
     noise = model.score_noise / model.gamma0  # in units of gamma0
     return float(
         sum(
-            selection[g.name] * stats.norm.cdf(g.score / noise)
+            selection[g.name] * float(ndtr(g.score / noise))
             for g in model.groups
             if g.name in selection
         )

@@ -33,12 +33,14 @@ Dropped terms (:func:`dropped_terms`):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
+from scipy.special import ndtr, ndtri
 
 from theory import stage2, stage2_laws
 from theory.data_model import DataModel, Training
@@ -46,7 +48,7 @@ from theory.predictions import argmax_test_accuracy, soft_test_accuracy
 from theory.validation import Real, require
 
 #: Median of the larger of two independent standard normals, :math:`\Phi^{-1}(2^{-1/2})`.
-FASTER_CLASS_QUANTILE = float(stats.norm.ppf(2**-0.5))
+FASTER_CLASS_QUANTILE = float(ndtri(2**-0.5))
 LN10 = math.log(10.0)
 #: Monte Carlo draws of the finite-temperature test accuracy (3 standard errors ~ 0.004).
 ACCURACY_SAMPLES = 100_000
@@ -117,7 +119,9 @@ def _solve_log_root(
 ) -> float | None:
     r"""Root of an increasing ``function`` of :math:`\log\|\mu\|`, bracketed by stepping
     from ``start`` by ``factor``; ``None`` if none lies in :math:`[10^{-6}, 10^{8}]`
-    times ``start``; the root to 0.2% in :math:`\|\mu\|`."""
+    times ``start``; the root to 0.2% in :math:`\|\mu\|`. Each point is evaluated once
+    (the bracket's ends are reused by the root finder)."""
+    function = functools.cache(function)
     origin = math.log(start)
     previous, value = origin, function(origin)
     step = math.log(factor) * (1 if value < 0 else -1)
@@ -310,11 +314,11 @@ def relevant_selection(model: DataModel, z: float) -> float:
     :func:`theory.predictions.test_selection`, by Gauss-Hermite quadrature)."""
     groups = {group.name: group for group in model.groups if group.count > 0}
     relevant = groups["R"]
-    product = relevant.count * stats.norm.cdf(_NODES) ** (relevant.count - 1)
+    product = relevant.count * ndtr(_NODES) ** (relevant.count - 1)
     for name, group in groups.items():
         if name != "R":
             lead = (float(relevant.signal) - float(group.signal)) * z
-            product = product * stats.norm.cdf(_NODES + lead) ** group.count
+            product = product * ndtr(_NODES + lead) ** group.count
     return float(_WEIGHTS @ product)
 
 
