@@ -101,12 +101,14 @@ def _horizon(training: Training, steps: float) -> float:
     return training.alpha * steps
 
 
-def _require_noisy(model: DataModel) -> None:
+def require_label_noise(model: DataModel) -> None:
+    """:class:`~theory.validation.InvalidParameter` unless ``model`` flips labels (the
+    noisy-sample predictions need noisy samples)."""
     require(
-        model.noisy_count > 0 or model.flip == "bernoulli",
+        model.noisy_count > 0 or (model.flip == "bernoulli" and model.eta > 0),
         "eta",
         model.eta,
-        "a label-noise rate that flips at least one label",
+        f"a label-noise rate that flips at least one of the n = {model.n} labels",
     )
 
 
@@ -166,7 +168,7 @@ def benign_not_boundary(model: DataModel, training: Training, steps: float) -> E
     rate); the model error is that correction, :math:`\sqrt{1 + \xi^*\delta_0} - 1`, since
     it is only estimated to first order (``mean_field`` keeps the symmetric root)."""
     horizon = _horizon(training, steps)
-    _require_noisy(model)
+    require_label_noise(model)
     cap = math.e * horizon
 
     def excess(log_mu: float) -> float:
@@ -216,7 +218,7 @@ def noisy_switch_time(model: DataModel, training: Training, max_steps: float = 1
     :math:`1 + \xi^*\delta_0` times the mean field's: half of the noisy samples have then
     switched); the model error is its relative distance to the symmetric flow's time."""
     tau_max = _horizon(training, max_steps)
-    _require_noisy(model)
+    require_label_noise(model)
 
     def run(scale: float) -> stage2.Trajectory:
         pop = stage2.population(model, training, scale)
@@ -383,6 +385,7 @@ __all__ = [
     "ACCURACY_SAMPLES",
     "DroppedTerms",
     "dropped_terms",
+    "require_label_noise",
     "Estimate",
     "noisy_fitting_time",
     "benign_not_boundary",

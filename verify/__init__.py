@@ -35,6 +35,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.sim.simulate": ("simulate", "RunResult", "RunStatus"),
     "verify.sim.observables": ("relevant_saturation", "attention_gaps"),
     "verify.sim.run_files": ("write_run", "read_history"),
+    "verify.prediction": ("predict", "Prediction"),
     "verify.checks.suite": ("run_checks",),
     "verify.checks.runs": ("measured_regime", "initial_velocities"),
     "verify.checks.regimes": ("classify_regime", "RegimeThresholds"),
