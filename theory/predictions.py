@@ -282,22 +282,48 @@ def overfitting_threshold(model: DataModel, training: Training) -> float:
     return rate(model, training, "overfitting_ratio") * model.n * model.snr**2
 
 
-def predict(
-    model: DataModel, training: Training | None = None, constants: dict[str, float] | None = None
-) -> Predictions:
-    """All predictions for the data model and training set-up (default: the paper's GD)."""
-    training = training or Training()
-    constants = {**PREDICTION_CONSTANTS, **(constants or {})}
+@dataclass(frozen=True)
+class Outcome:
+    """Theorem 4.1's verdict for one setting: the overfitting ratio (> 1: the noisy samples
+    get fitted), the test z and argmax test accuracy, the regime and the train accuracy."""
+
+    overfitting_ratio: float
+    test_z: float
+    test_accuracy: float
+    regime: str
+    train_accuracy: float
+
+
+def outcome(
+    model: DataModel,
+    training: Training,
+    benign_test_accuracy: float = PREDICTION_CONSTANTS["benign_test_accuracy"],
+) -> Outcome:
+    """The regime (not-overfitting unless the overfitting ratio exceeds 1; else benign when
+    the argmax test accuracy reaches ``benign_test_accuracy``, harmful below) and the
+    accuracies, without the rest of :func:`predict` (no velocities, selections or laws)."""
     ratio = rate(model, training, "overfitting_ratio")
     z = rate(model, training, "test_signal_to_noise")
     accuracy = argmax_test_accuracy(model, z)
     overfits = ratio > 1
     if not overfits:
         regime = "not-overfitting"
-    elif accuracy >= constants["benign_test_accuracy"]:
+    elif accuracy >= benign_test_accuracy:
         regime = "benign"
     else:
         regime = "harmful"
+    train = 1.0 if overfits else 1.0 - model.noisy_count / model.n
+    return Outcome(ratio, z, accuracy, regime, train)
+
+
+def predict(
+    model: DataModel, training: Training | None = None, constants: dict[str, float] | None = None
+) -> Predictions:
+    """All predictions for the data model and training set-up (default: the paper's GD)."""
+    training = training or Training()
+    constants = {**PREDICTION_CONSTANTS, **(constants or {})}
+    verdict = outcome(model, training, constants["benign_test_accuracy"])
+    ratio, z, overfits = verdict.overfitting_ratio, verdict.test_z, verdict.overfitting_ratio > 1
     clean = gap_velocities(model, training, noisy=False)
     noisy = gap_velocities(model, training, noisy=True) if model.n_weak_opposite else {}
     factor = constants["gap_bracket_factor"]
@@ -322,9 +348,9 @@ def predict(
         overfitting_threshold=overfitting_threshold(model, training),
         test_z=z,
         test_selection=test_selection(model, z),
-        test_accuracy=accuracy,
-        regime=regime,
-        train_accuracy=1.0 if overfits else 1.0 - model.noisy_count / model.n,
+        test_accuracy=verdict.test_accuracy,
+        regime=verdict.regime,
+        train_accuracy=verdict.train_accuracy,
         clean_selection=stage1_selection(model, training, noisy=False),
         noisy_selection=noisy_selection,
         noisy_fitting_time=noisy_fitting_time(model, training) if overfits else math.inf,
@@ -338,6 +364,8 @@ __all__ = [
     "Predictions",
     "GapLaw",
     "predict",
+    "Outcome",
+    "outcome",
     "gap_law",
     "token_velocities",
     "gap_velocities",

@@ -4,7 +4,7 @@ r"""The theory's forecast for one run configuration at a horizon: regime, accura
 steps, what the package's theory says without training anything:
 
 * the regime and the train / test accuracy of Theorem 4.1 (stage 1,
-  :func:`theory.predictions.predict`; the test accuracy is its argmax limit);
+  :func:`theory.predictions.outcome`; the test accuracy is its argmax limit);
 * the test accuracy after k steps at the model's finite temperature and the fraction of
   test sequences that select their relevant token (stage-2 mean field,
   :func:`theory.stage2_predictions.late_test_metrics`), and uniform attention's accuracy
@@ -115,7 +115,7 @@ def predict(config: RunConfig, steps: int | None = None) -> Prediction:
     configuration's own ``training.steps``); inputs are checked before any computation."""
     steps = check_inputs(config, config.training.steps if steps is None else steps)
     from theory.baselines import uniform_attention_accuracy
-    from theory.predictions import predict as stage1
+    from theory.predictions import outcome, overfitting_threshold
     from theory.stage2_predictions import (
         benign_not_boundary,
         harmful_benign_boundary,
@@ -123,7 +123,7 @@ def predict(config: RunConfig, steps: int | None = None) -> Prediction:
     )
 
     model, training = config.model, config.training
-    first = stage1(model, training)
+    first = outcome(model, training)
     late = late_test_metrics(model, training, [steps])[0]
     harmful = harmful_benign_boundary(model, training, steps)
     benign = benign_not_boundary(model, training, steps)
@@ -134,7 +134,7 @@ def predict(config: RunConfig, steps: int | None = None) -> Prediction:
         train_accuracy=first.train_accuracy,
         test_accuracy_argmax=first.test_accuracy,
         n_snr_sq=model.n * model.snr**2,
-        overfitting_threshold=first.overfitting_threshold,
+        overfitting_threshold=overfitting_threshold(model, training),
         test_accuracy=late.accuracy,
         test_accuracy_error=late.accuracy_error,
         selects_relevant=late.selects_relevant,
