@@ -8,6 +8,7 @@ The public entry points, imported on first use (so that ``import verify`` costs 
     result = verify.simulate(config)                    # train and record
     print(result.summary()["test_accuracy"])
     verify.write_run(result, "out/benign")              # config.json, summary.json, CSVs
+    forecast = verify.predict(config, 10**6)            # the theory's view: regime, boundaries
 
 Sub-packages by role: :mod:`verify.sim` (one run: configuration, data, kernels, engines,
 observables, the run's files), :mod:`verify.checks` (predictions against simulations,
