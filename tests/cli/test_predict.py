@@ -139,3 +139,21 @@ def test_registering_predict_imports_no_numeric_library():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_regime_between_the_boundaries():
+    from verify.prediction import regime_between
+
+    assert regime_between(5.0, 7.0, 100.0) == "harmful"
+    assert regime_between(7.0, 7.0, 100.0) == "benign"
+    assert regime_between(100.0, 7.0, 100.0) == "not-overfitting"
+    assert regime_between(200.0, math.nan, 100.0) == "not-overfitting"
+    assert regime_between(5.0, math.nan, 100.0) == "undetermined"
+    assert regime_between(5.0, 7.0, math.nan) == "undetermined"
+
+
+def test_a_missing_boundary_is_null_in_strict_json():
+    missing = dataclasses.replace(forecast("benign"), boundary_benign_not_mu=math.nan)
+    record = json.loads(json.dumps(missing.as_dict(), allow_nan=False))
+    assert record["boundary_benign_not_mu"] is None
+    assert record["boundary_harmful_benign_mu"] == forecast("benign").boundary_harmful_benign_mu
