@@ -105,6 +105,8 @@ CASES = [
     ("longtime --steps 0", ["longtime", "--out", "{tmp}/l", "--steps", "0"], "steps"),
     ("longtime --seeds 0", ["longtime", "--out", "{tmp}/l", "--seeds", "0"], "seeds"),
     ("assumptions --delta 0", ["assumptions", "--delta", "0"], "delta"),
+    ("predict --steps 0", ["predict", "--steps", "0"], "steps"),
+    ("predict --eta 0", ["predict", "--eta", "0"], "eta"),
     ("precision --gaps nan", ["precision", "--gaps", "nan"], "gaps"),
     ("precision --reference-dps 0", ["precision", "--reference-dps", "0"], "reference_dps"),
     ("check --seeds 0", ["check", "--seeds", "0"], "seeds"),
