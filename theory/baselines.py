@@ -30,6 +30,7 @@ import math
 import numpy as np
 import sympy as sp
 
+from theory._numerics import normal_cdf
 from theory.data_model import DataModel, token_groups
 from theory.proof import DERIVED, Derivation
 
@@ -54,7 +55,7 @@ def uniform_attention_accuracy(model: DataModel) -> float:
     uniform attention."""
     mean_k = sum(g.count * g.score for g in model.groups) / model.T
     z = model.gamma0 * mean_k * math.sqrt(model.T) / model.score_noise
-    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+    return normal_cdf(z)
 
 
 def gaussian_loss(mean: float, sd: float) -> float:
@@ -74,9 +75,13 @@ def uniform_attention_loss(model: DataModel) -> float:
 def argmax_loss(model: DataModel, selection: dict[str, float]) -> float:
     """The test loss when each test sequence outputs the score of its argmax token, with
     group ``selection`` probabilities (e.g. :func:`theory.predictions.test_selection`)."""
-    return float(sum(selection.get(g.name, 0.0)
-                     * gaussian_loss(model.gamma0 * g.score, model.score_noise)
-                     for g in model.groups if g.count > 0))
+    return float(
+        sum(
+            selection.get(g.name, 0.0) * gaussian_loss(model.gamma0 * g.score, model.score_noise)
+            for g in model.groups
+            if g.count > 0
+        )
+    )
 
 
 def derivations() -> list[Derivation]:
@@ -91,11 +96,18 @@ def derivations() -> list[Derivation]:
             "sigma^2 ||nu||^2 / T)",
             sp.And(sp.Eq(sp.Symbol("E[y* f]"), mean), sp.Eq(sp.Symbol("Var[y* f]"), variance)),
             DERIVED,
-            lambda: [mean - gamma0 * (n_R + rho * n_A - rho * n_O) / T,
-                     variance - sigma**2 * nu_norm**2 / T],
+            lambda: [
+                mean - gamma0 * (n_R + rho * n_A - rho * n_O) / T,
+                variance - sigma**2 * nu_norm**2 / T,
+            ],
         ),
     ]
 
 
-__all__ = ["uniform_output_law_expression", "uniform_attention_accuracy",
-           "uniform_attention_loss", "argmax_loss", "gaussian_loss"]
+__all__ = [
+    "uniform_output_law_expression",
+    "uniform_attention_accuracy",
+    "uniform_attention_loss",
+    "argmax_loss",
+    "gaussian_loss",
+]

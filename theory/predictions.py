@@ -17,9 +17,10 @@ from functools import cache
 
 import numpy as np
 import sympy as sp
-from scipy import integrate, optimize, stats
+from scipy import integrate, optimize
 
 from theory import rates
+from theory._numerics import normal_cdf, normal_pdf
 from theory.data_model import DataModel, Training
 from theory.proof import RECONSTRUCTION
 from theory.quadrature import g_prime, quadrature_gap
@@ -111,11 +112,11 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
             continue
 
         def density(x, g=g, count=count):
-            value = count * stats.norm.pdf(x - leads[g])
+            value = count * normal_pdf(x - leads[g])
             for h, other in counts.items():
                 power = other - (1 if h == g else 0)
                 if power:
-                    value *= stats.norm.cdf(x - leads[h]) ** power
+                    value *= normal_cdf(x - leads[h]) ** power
             return value
 
         centre = leads[g]
@@ -158,7 +159,7 @@ def argmax_test_accuracy(model: DataModel, z: float) -> float:
     noise = model.score_noise / model.gamma0  # in units of gamma0
     return float(
         sum(
-            selection[g.name] * stats.norm.cdf(g.score / noise)
+            selection[g.name] * normal_cdf(g.score / noise)
             for g in model.groups
             if g.name in selection
         )
