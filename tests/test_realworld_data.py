@@ -17,9 +17,14 @@ from verify.realworld.datasets import inject_symmetric_noise, noisy_count, split
 
 # -- label noise and pools: pure functions, no extra needed -------------------------------
 
+
 @settings(max_examples=200, deadline=None)
-@given(n=st.integers(1, 3000), eta=st.floats(0.0, 0.45), classes=st.integers(2, 10),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    n=st.integers(1, 3000),
+    eta=st.floats(0.0, 0.45),
+    classes=st.integers(2, 10),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_injected_noise_rate_is_exact(n, eta, classes, seed):
     rng = np.random.default_rng(seed)
     clean = rng.integers(0, classes, size=n)
@@ -78,12 +83,23 @@ def test_corrupt_asset_is_refused(tmp_path, monkeypatch):
 
 
 def _run_row(n, eta, seed, accuracy, noisy_fitted):
-    return {"dataset": "d", "model": "m", "n": n, "eta": eta, "seed": seed, "train_loss": 0.0,
-            "train_accuracy": 1.0, "noisy_fitted": noisy_fitted, "test_accuracy": accuracy,
-            "test_accuracy_at_reinit": 0.5, "pretrained_test_accuracy": 0.9,
-            "peak_test_accuracy": accuracy + 0.01, "peak_test_epoch": 10,
-            "noisy_fitted_at_peak": noisy_fitted,
-            "mean_max_attention": 0.3}
+    return {
+        "dataset": "d",
+        "model": "m",
+        "n": n,
+        "eta": eta,
+        "seed": seed,
+        "train_loss": 0.0,
+        "train_accuracy": 1.0,
+        "noisy_fitted": noisy_fitted,
+        "test_accuracy": accuracy,
+        "test_accuracy_at_reinit": 0.5,
+        "pretrained_test_accuracy": 0.9,
+        "peak_test_accuracy": accuracy + 0.01,
+        "peak_test_epoch": 10,
+        "noisy_fitted_at_peak": noisy_fitted,
+        "mean_max_attention": 0.3,
+    }
 
 
 def test_table_summary_and_verdicts():
@@ -99,16 +115,26 @@ def test_table_summary_and_verdicts():
     paired = np.array([0.80, 0.81, 0.80]) - np.array([0.80, 0.82, 0.81])
     assert summary[20, 0.1]["test_accuracy_minus_clean"] == pytest.approx(paired.mean())
     assert summary[20, 0.1]["test_accuracy_minus_clean_se"] == pytest.approx(
-        paired.std(ddof=1) / np.sqrt(3))
+        paired.std(ddof=1) / np.sqrt(3)
+    )
     assert np.isnan(summary[200, 0.1]["test_accuracy_sd"])  # one seed: no spread
     verdicts = {key: verdict(entry) for key, entry in summary.items()}
-    assert verdicts == {(20, 0.0): "clean", (20, 0.1): "benign", (20, 0.15): "not overfitting",
-                        (20, 0.2): "harmful",  # -0.10 +- 0.006: significant
-                        (20, 0.05): "inconclusive",  # -0.037 +- 0.037: not significant
-                        (200, 0.1): "no baseline"}
-    record = {"runs": 12, "pending": 0, "compute_seconds_summed_over_runs": 60.0,
-              "wall_seconds_this_call": 30.0, "feature_cache_seconds": 1.0,
-              "grid_span_seconds": 40.0}
+    assert verdicts == {
+        (20, 0.0): "clean",
+        (20, 0.1): "benign",
+        (20, 0.15): "not overfitting",
+        (20, 0.2): "harmful",  # -0.10 +- 0.006: significant
+        (20, 0.05): "inconclusive",  # -0.037 +- 0.037: not significant
+        (200, 0.1): "no baseline",
+    }
+    record = {
+        "runs": 12,
+        "pending": 0,
+        "compute_seconds_summed_over_runs": 60.0,
+        "wall_seconds_this_call": 30.0,
+        "feature_cache_seconds": 1.0,
+        "grid_span_seconds": 40.0,
+    }
     text = report_markdown(list(summary.values()), record)
     assert "DINOv2-small" in text and "ViT-B/16" in text and "no baseline" in text
     assert "nan" not in text

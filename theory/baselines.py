@@ -32,7 +32,7 @@ import sympy as sp
 
 from theory._numerics import normal_cdf
 from theory.data_model import DataModel, token_groups
-from theory.proof import DERIVED, Derivation
+from theory.proof import DERIVED, SYMBOLIC, Derivation
 
 #: Gauss-Hermite nodes and weights for expectations over one standard normal.
 _HERMITE = np.polynomial.hermite.hermgauss(64)
@@ -100,6 +100,8 @@ def derivations() -> list[Derivation]:
                 mean - gamma0 * (n_R + rho * n_A - rho * n_O) / T,
                 variance - sigma**2 * nu_norm**2 / T,
             ],
+            proof=SYMBOLIC,
+            evidence="the mean and variance of the uniform average, from the group table",
         ),
     ]
 

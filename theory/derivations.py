@@ -3,10 +3,13 @@ r"""Every derived equation and identity of ``theory``, collected in reading orde
 Each module owns its records (its ``derivations()``); this module lists them for
 ``python -m theory`` and the notebooks: :func:`all_derivations` gives the
 :class:`~theory.proof.Derivation` records, :func:`derivation_list` the
-``(title, statement, status)`` tuples, :func:`render` one record as text.
+``(title, statement, status)`` tuples, :func:`render` one record as text (with its source
+status and, separately, its kind of proof).
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import sympy as sp
 
@@ -14,21 +17,54 @@ from theory import (
     baselines,
     gd_quadrature,
     invariants,
+    max_margin,
     model,
+    preconditioner,
     quadrature,
     quadrature_asymptotics,
     softmax_cosh,
+    stage2_laws,
+    velocity_moments,
+    velocity_variance,
 )
-from theory.proof import DERIVED, KNOWN, RECONSTRUCTION, STATUSES, Derivation
+from theory.proof import (
+    DERIVED,
+    KNOWN,
+    NO_PROOF,
+    NUMERIC,
+    PARTIAL,
+    PROOFS,
+    RECONSTRUCTION,
+    STATUSES,
+    SYMBOLIC,
+    Derivation,
+)
 
 #: The modules whose records are collected, in reading order.
-MODULES = (model, invariants, softmax_cosh, quadrature, quadrature_asymptotics, gd_quadrature,
-           baselines)
+MODULES = (
+    model,
+    invariants,
+    softmax_cosh,
+    quadrature,
+    quadrature_asymptotics,
+    gd_quadrature,
+    velocity_moments,
+    velocity_variance,
+    preconditioner,
+    stage2_laws,
+    baselines,
+    max_margin,
+)
 
 
 def all_derivations() -> list[Derivation]:
-    """All derivations of the package, in reading order."""
-    return [record for module in MODULES for record in module.derivations()]
+    """All derivations of the package, in reading order (built once; records are frozen)."""
+    return list(_records())
+
+
+@lru_cache(maxsize=1)
+def _records() -> tuple[Derivation, ...]:
+    return tuple(record for module in MODULES for record in module.derivations())
 
 
 def derivation_list() -> list[tuple[str, sp.Basic, str]]:
@@ -37,9 +73,12 @@ def derivation_list() -> list[tuple[str, sp.Basic, str]]:
 
 
 def render(item: Derivation, latex: bool = False) -> str:
-    """One derivation as text: title, status and the statement (pretty or LaTeX)."""
+    """One derivation as text: title, source status, proof kind and its evidence, and the
+    statement (pretty or LaTeX)."""
     body = sp.latex(item.statement) if latex else sp.pretty(item.statement, use_unicode=True)
-    return f"{item.title}\n  status: {item.status}\n\n{body}\n"
+    evidence = f"\n  evidence: {item.evidence}" if item.evidence else ""
+    proof = f"  proof: {PROOFS[item.proof]}{evidence}"
+    return f"{item.title}\n  status: {item.status}\n{proof}\n\n{body}\n"
 
 
 __all__ = [
@@ -47,6 +86,11 @@ __all__ = [
     "KNOWN",
     "RECONSTRUCTION",
     "STATUSES",
+    "SYMBOLIC",
+    "PARTIAL",
+    "NUMERIC",
+    "NO_PROOF",
+    "PROOFS",
     "Derivation",
     "MODULES",
     "derivation_list",

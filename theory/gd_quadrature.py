@@ -251,6 +251,7 @@ def gd_recursion_bound(
 
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import NUMERIC, PARTIAL
     from theory.symbols import alpha, c, x0
 
     g_of = sp.Function("g")
@@ -270,6 +271,10 @@ def derivations() -> list[Derivation]:
             ),
             RECONSTRUCTION,
             gd_taylor_remainder_residuals,
+            PARTIAL,
+            "the check proves g'(x) delta = alpha c for the GD step and g''/2 = sinh(x - log T); "
+            "bounding the Lagrange remainder is by hand; numeric: tests/theory/"
+            "test_gd_quadrature.py::test_per_step_bounds (exact mpmath steps)",
         ),
         Derivation(
             "GD recursion: uniform per-step defect (the brief's 1/8 tightened to 1/16)",
@@ -279,10 +284,19 @@ def derivations() -> list[Derivation]:
             ),
             RECONSTRUCTION,
             saturation_peak_residual,
+            PARTIAL,
+            "the check proves d/dt [t/(1+t)^2] = (1-t)/(1+t)^3 (maximum 1/4 at t = 1); the "
+            "step to the uniform bound is by hand; numeric: tests/theory/"
+            "test_gd_quadrature.py::test_per_step_bounds",
         ),
         Derivation(
             "GD recursion vs quadrature: accumulated gap error",
             sp.Le(sp.Abs(x_k - g_inv(g_of(x0) + sp.Symbol("k") * alpha * c)), E_k / m_k),
             RECONSTRUCTION,
+            proof=NUMERIC,
+            evidence="tests/theory/test_gd_quadrature.py::"
+            "test_recursion_error_is_within_the_derived_bounds, "
+            "::test_recursion_error_bound_over_1e5_steps and "
+            "::test_defect_enclosure_against_mpmath",
         ),
     ]

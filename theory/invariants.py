@@ -111,6 +111,7 @@ def gd_invariant_drift(W: np.ndarray, p: np.ndarray, G: np.ndarray, alpha: float
 
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import SYMBOLIC
     from theory.symbols import alpha, tau
 
     d_dim = sp.Symbol("d", positive=True, integer=True)
@@ -130,6 +131,8 @@ def derivations() -> list[Derivation]:
             ),
             DERIVED,
             lambda: [gradient_flow_invariant_residual(d) for d in (2, 3)],
+            SYMBOLIC,
+            "residuals vanish for explicit d x d matrices, d = 2, 3",
         ),
         Derivation(
             "Query velocity under gradient flow",
@@ -140,6 +143,8 @@ def derivations() -> list[Derivation]:
             ),
             DERIVED,
             lambda: [query_velocity_residual(d) for d in (2, 3)],
+            SYMBOLIC,
+            "residuals vanish for explicit d x d matrices, d = 2, 3",
         ),
         Derivation(
             "Exact GD drift of the invariant per step",
@@ -150,5 +155,7 @@ def derivations() -> list[Derivation]:
             ),
             DERIVED,
             lambda: [gd_invariant_drift_residual(d) for d in (2, 3)],
+            SYMBOLIC,
+            "residuals vanish for explicit d x d matrices, d = 2, 3",
         ),
     ]

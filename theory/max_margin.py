@@ -81,7 +81,7 @@ import sympy as sp
 from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.optimize import nnls
 
-from theory.proof import RECONSTRUCTION, Derivation
+from theory.proof import RECONSTRUCTION, SYMBOLIC, Derivation
 from theory.validation import InvalidParameter
 
 #: The KKT tolerance of :func:`solve_token_svm`, fixed before any run: the active system
@@ -369,6 +369,8 @@ def derivations() -> list[Derivation]:
             sp.Eq(sp.Symbol("P") - sp.Symbol("D"), sp.Symbol("Sum_j lambda_j (r_j - 1)")),
             RECONSTRUCTION,
             duality_gap_residual,
+            proof=SYMBOLIC,
+            evidence="the primal-dual gap expanded for symbolic multipliers and margins",
         )
     ]
 

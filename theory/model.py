@@ -420,6 +420,7 @@ def reference_sequence_loss(
 
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import SYMBOLIC, SizedCheck
     from theory.symbols import T, n
 
     t_index, u_index, i_index = sp.symbols("t u i", integer=True, positive=True)
@@ -447,6 +448,8 @@ def derivations() -> list[Derivation]:
             ),
             DERIVED,
             for_sizes(logit_gradient_residuals),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8 tokens (symbolic label y and n)",
         ),
         Derivation(
             "Vectorised gradients, G = sum_{i,t} h_{i,t} x_{i,t} (chain rule, T = 2..8, d = 2)",
@@ -456,6 +459,8 @@ def derivations() -> list[Derivation]:
             ),
             DERIVED,
             for_sizes(chain_rule_residuals),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8, explicit d = 2, n = 2, any loss of the logits",
         ),
         Derivation(
             "Cancellation-free score deviation (T = 2..8)",
@@ -465,6 +470,8 @@ def derivations() -> list[Derivation]:
             ),
             DERIVED,
             for_sizes(score_deviation_residuals),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8",
         ),
         Derivation(
             "Overflow-free kernel equals the textbook gradient (T = 2..8)",
@@ -477,10 +484,12 @@ def derivations() -> list[Derivation]:
                 / n,
             ),
             DERIVED,
-            lambda: [
-                stable_loss_residuals(),
-                [stable_gradient_residuals(size) for size in range(2, 9)],
-                [shifted_softmax_residuals(size) for size in range(2, 9)],
-            ],
+            SizedCheck(
+                (stable_gradient_residuals, shifted_softmax_residuals),
+                range(2, 9),
+                (stable_loss_residuals,),
+            ),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8, both signs of the margin, any shift",
         ),
     ]

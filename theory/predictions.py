@@ -120,7 +120,8 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
             return value
 
         centre = leads[g]
-        out[g] = integrate.quad(density, centre - 12.0, centre + 12.0, limit=200)[0]
+        # A probability: quadrature error must not take it above 1.
+        out[g] = min(integrate.quad(density, centre - 12.0, centre + 12.0, limit=200)[0], 1.0)
     return out
 
 

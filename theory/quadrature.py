@@ -544,6 +544,7 @@ __all__ = [
 
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import SYMBOLIC
     from theory.symbols import T, c, tau, u, x, x0, y
 
     g_of = sp.Function("g")
@@ -558,6 +559,8 @@ def derivations() -> list[Derivation]:
             ),
             KNOWN,
             g_derivative_residuals,
+            SYMBOLIC,
+            "residuals vanish for symbolic x and T",
         ),
         Derivation(
             "Quadrature: dx/dtau = c/g'(x) implies g(x(tau)) = g(x0) + c tau",
@@ -567,6 +570,8 @@ def derivations() -> list[Derivation]:
                 quadrature_flow_residual(),
                 quadrature_solution_residual(),
             ],
+            SYMBOLIC,
+            "residuals vanish for symbolic c, tau, x0 and T",
         ),
         Derivation(
             "Symmetries of g (odd about (log T, 2 log T); negative branch = g_{1/T})",
@@ -576,6 +581,8 @@ def derivations() -> list[Derivation]:
             ),
             DERIVED,
             g_symmetry_residuals,
+            SYMBOLIC,
+            "residuals vanish for symbolic u, y and T",
         ),
         Derivation(
             "Time to reach gap x, and its scaling e^x/(cT)",
@@ -585,5 +592,7 @@ def derivations() -> list[Derivation]:
             ),
             KNOWN,
             lambda: time_to_reach_gap_limit() - 1,
+            SYMBOLIC,
+            "SymPy's limit equals 1 exactly",
         ),
     ]

@@ -28,11 +28,22 @@ where :math:`\bar f = \sum_h n_h\gamma_h / T`, :math:`w = (1-\eta)\ell_c - \eta\
 :math:`\ell_{c,n} = 1/(1 + e^{\pm\bar f})`. Both :math:`\mu_{+1}` and :math:`\mu_{-1}` components
 of :math:`q` grow at the same rate :math:`S` (each class learns to select its own
 relevant token). Everything below is built by SymPy from this table of groups.
+
+These closed forms are tied to the exact gradient: :mod:`theory.velocity_moments` takes the
+expectation of the velocity :math:`x_{j,u}^\top W_0^\top W_0 (-G)` at :math:`p = 0` with
+the moment rules of :mod:`theory.moments` (Gaussian noise, :math:`E[W_0^\top W_0] =
+\kappa_0 I`) and proves that its kept terms equal :func:`token_velocity` for every group,
+clean and noisy samples (residuals that vanish identically,
+:func:`theory.velocity_moments.token_velocity_residuals`). The approximations are
+named there: the loss slope taken at the mean output (linearised in the noise scores),
+:math:`W_0^\top W_0` replaced by its mean, and the cross terms dropped; their bias and
+variance are :func:`theory.velocity_moments.velocity_error`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import sympy as sp
 
@@ -67,6 +78,11 @@ def _score(group: TokenGroup) -> sp.Expr:
 
 def mean_score(table: Groups) -> sp.Expr:
     r""":math:`\bar f = \frac1T\sum_g n_g \gamma_g` (the output at :math:`\tau = 0`, class +1)."""
+    return _mean_score(tuple(table))
+
+
+@lru_cache(maxsize=64)
+def _mean_score(table: tuple[TokenGroup, ...]) -> sp.Expr:
     return sp.simplify(sum(g.count * _score(g) for g in table) / T_tokens)
 
 

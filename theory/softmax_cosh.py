@@ -268,6 +268,7 @@ def saturation_bounds(
 
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import NUMERIC, PARTIAL, SYMBOLIC
     from theory.symbols import T
 
     gap_saturation = sp.Symbol("s(1-s)", positive=True)
@@ -279,6 +280,8 @@ def derivations() -> list[Derivation]:
             sp.Eq(gap_saturation, exact_saturation_expression()),
             RECONSTRUCTION,
             saturation_identity_residual,
+            SYMBOLIC,
+            "residual vanishes for symbolic x and T = m + 1, m > 0",
         ),
         Derivation(
             "Paper form vs exact form: sharp factor T/(T-1) both ways",
@@ -298,6 +301,11 @@ def derivations() -> list[Derivation]:
                     )
                 ],
             ],
+            PARTIAL,
+            "the check proves the identity e^|b| cosh a - cosh(a + b) = sinh|b| e^(-sign(b) a) "
+            "(>= 0) and the two limits (sharpness); applying it with b = +-log(T/(T-1)) to the "
+            "ratio is by hand; numeric: tests/theory/test_softmax_cosh.py::"
+            "test_paper_form_within_factor_T_over_T_minus_1",
         ),
         Derivation(
             "Unequal competitor gaps: soft-min effective gap (T = 2..8)",
@@ -312,11 +320,28 @@ def derivations() -> list[Derivation]:
             ),
             RECONSTRUCTION,
             for_sizes(unequal_gaps_residuals),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8 with symbolic gaps",
         ),
         Derivation(
             "Effective gap bounds",
             sp.And(sp.Le(x_min, x_eff), sp.Le(x_eff, sp.Min(x_max, x_min + sp.log(T - 1)))),
             RECONSTRUCTION,
+            proof=NUMERIC,
+            evidence="tests/theory/test_softmax_cosh.py::"
+            "test_unequal_gaps_saturation_is_exact_and_bracketed (random gaps); the argument "
+            "(e^-x_eff is the mean of e^-x_u, which lies between e^-x_max and e^-x_min and is "
+            "at least e^-x_min/(T-1)) is not machine-checked",
+        ),
+        Derivation(
+            "Saturation phi(v) = 1/(2 + 2 cosh v) is unimodal (peak 1/4 at v = 0)",
+            sp.Eq(
+                sp.Derivative(1 / (2 + 2 * sp.cosh(sp.Symbol("v"))), sp.Symbol("v")),
+                -sp.sinh(sp.Symbol("v")) / (2 * (1 + sp.cosh(sp.Symbol("v"))) ** 2),
+            ),
+            RECONSTRUCTION,
             saturation_slope_residual,
+            SYMBOLIC,
+            "residual of the derivative vanishes for real v; its sign is that of -sinh v",
         ),
     ]

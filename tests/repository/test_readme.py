@@ -49,3 +49,11 @@ def test_no_docstring_points_outside_the_repository():
         if pattern.search(path.read_text(encoding="utf-8")) and path.name != "test_readme.py"
     ]
     assert offenders == []
+
+
+def test_readme_lists_the_registered_disagreements_one_for_one():
+    from verify.checks.catalogue import disagreement_list
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- disagreements -->", 1)[1].split("<!-- /disagreements -->", 1)[0]
+    assert block.strip() == disagreement_list()

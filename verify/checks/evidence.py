@@ -52,28 +52,36 @@ def run_record(result: Any, noisy_fitted_at: float | None) -> dict[str, Any]:
     }
 
 
-def seed_group(point: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Worker: the GD runs of a group of seeds of one preset, trained together on their own
-    statistics, and the flow runs of those of them that have one, on the same draws. Each
-    flow run watches "every noisy sample is fitted" (root-finding on the dense output)."""
+def seed_group(point: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Worker: for a group of seeds of one preset, drawn once each, the GD runs (trained
+    together on their own statistics), the long flow runs, and the times at which every
+    noisy sample is fitted (short flows watching the event: root-finding on the dense
+    output). Each kind runs on a prefix of the group's seeds."""
     from verify.sim.batch import simulate_independent
     from verify.sim.data import generate
     from verify.sim.engines.base import reduced_setup
     from verify.sim.engines.flow import FlowEngine
     from verify.sim.simulate import simulate
 
-    configs = [RunConfig.from_dict(values) for values in point["gd"]]
-    datas = [generate(config) for config in configs]
-    setups = [reduced_setup(c, data) for c, data in zip(configs, datas, strict=True)]
+    draws = [RunConfig.from_dict(values) for values in point["draws"]]
+    datas = [generate(config) for config in draws]
+    setups = [reduced_setup(c, data) for c, data in zip(draws, datas, strict=True)]
     statistics = [setup.statistics() for setup in setups]
-    gd = simulate_independent(configs, datas, statistics)
-    flows = []
-    for values, data, setup, stats in zip(point["flow"], datas, setups, statistics, strict=False):
+
+    def flow(values: Mapping[str, Any], index: int) -> tuple[Any, float | None]:
         config = RunConfig.from_dict(values)
-        engine = FlowEngine(config, data, setup=setup, statistics=stats)
-        event = engine.watch("noisy fitted", noisy_margin_event(data))
-        flows.append(run_record(simulate(config, data=data, engine=engine), event.at))
-    return {"gd": [run_record(result, None) for result in gd], "flow": flows}
+        engine = FlowEngine(config, datas[index], setup=setups[index], statistics=statistics[index])
+        event = engine.watch("noisy fitted", noisy_margin_event(datas[index]))
+        return simulate(config, data=datas[index], engine=engine), event.at
+
+    gd_configs = [RunConfig.from_dict(values) for values in point["gd"]]
+    count = len(gd_configs)
+    gd = simulate_independent(gd_configs, datas[:count], statistics[:count]) if count else []
+    return {
+        "gd": [run_record(result, None) for result in gd],
+        "flow": [run_record(*flow(values, index)) for index, values in enumerate(point["flow"])],
+        "event": [flow(values, index)[1] for index, values in enumerate(point["event"])],
+    }
 
 
 def boundary_scan(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -174,6 +182,11 @@ class EvidencePlan:
     flow_points: int = 49
     scan_seeds: int = 0
     group_size: int = 8
+    event_seeds: tuple[tuple[str, int], ...] = (("harmful", 32), ("benign", 64))
+    event_steps: int = 10**4
+    #: Presets whose flows record the population metrics at every log point (the delayed
+    #: generalisation reads the test loss along the path); the others at the end only.
+    path_presets: tuple[str, ...] = ("benign",)
     scan_mu: tuple[float, ...] = tuple(float(v) for v in np.geomspace(5.0, 640.0, 29))
 
     def scan_configs(self, seed: int) -> list[RunConfig]:
@@ -193,6 +206,19 @@ class EvidencePlan:
         ]
 
     def config(self, name: str, kind: str, seed: int) -> RunConfig:
+        """The run of ``kind``: ``gd`` (1000 steps), ``flow`` (to :attr:`flow_steps`) or
+        ``event`` (a flow to :attr:`event_steps`, recorded at its ends only)."""
+        if kind == "event":
+            return preset(
+                name,
+                seed=seed,
+                test_size=0,
+                engine="flow",
+                steps=self.event_steps,
+                log_every=self.event_steps,
+                log_geometric=0,
+                population="none",
+            )
         if kind == "gd":
             return preset(
                 name,
@@ -211,27 +237,38 @@ class EvidencePlan:
             steps=self.flow_steps,
             log_every=self.flow_steps,
             log_geometric=self.flow_points,
+            population="all" if name in self.path_presets else "final",
         )
 
+    def seeds(self, name: str, kind: str) -> int:
+        """How many seeds of preset ``name`` run ``kind``."""
+        if kind == "event":
+            return dict(self.event_seeds).get(name, 0)
+        return self.gd_seeds if kind == "gd" else self.flow_seeds
+
     def points(self) -> list[dict[str, Any]]:
-        """Seed groups of :attr:`group_size` per preset (GD runs, and the flow runs of
-        the first :attr:`flow_seeds` seeds), then one boundary scan per scan seed."""
-        groups = [
-            {
-                "preset": name,
-                "kind": "seeds",
-                "seeds": list(seeds),
-                "gd": [self.config(name, "gd", seed).to_dict() for seed in seeds],
-                "flow": [
-                    self.config(name, "flow", seed).to_dict()
-                    for seed in seeds
-                    if seed < self.flow_seeds
-                ],
-            }
-            for name in self.presets
-            for first in range(0, self.gd_seeds, self.group_size)
-            for seeds in [range(first, min(first + self.group_size, self.gd_seeds))]
-        ]
+        """Seed groups of :attr:`group_size` per preset (each kind on its prefix of the
+        seeds), then one boundary scan per scan seed."""
+        groups = []
+        for name in self.presets:
+            total = max(self.seeds(name, kind) for kind in ("gd", "flow", "event"))
+            for first in range(0, total, self.group_size):
+                seeds = range(first, min(first + self.group_size, total))
+                groups.append(
+                    {
+                        "preset": name,
+                        "kind": "seeds",
+                        "draws": [self.config(name, "gd", seed).to_dict() for seed in seeds],
+                        **{
+                            kind: [
+                                self.config(name, kind, seed).to_dict()
+                                for seed in seeds
+                                if seed < self.seeds(name, kind)
+                            ]
+                            for kind in ("gd", "flow", "event")
+                        },
+                    }
+                )
         scans = [
             {
                 "preset": "benign",
@@ -251,6 +288,9 @@ class Evidence:
     plan: EvidencePlan
     runs: dict[tuple[str, str], list[Run]] = field(default_factory=dict)
     scans: list[dict[str, Any]] = field(default_factory=list)
+    #: Per preset, in seed order: the flow time (in steps) at which every noisy sample is
+    #: fitted, or None when that does not happen within the event horizon.
+    events: dict[str, list[float | None]] = field(default_factory=dict)
 
     def __call__(self, name: str, kind: str) -> list[Run]:
         return self.runs[(name, kind)]
@@ -275,6 +315,7 @@ class Evidence:
                 evidence.runs.setdefault((point["preset"], kind), []).extend(
                     Run.from_record(run) for run in record[kind]
                 )
+            evidence.events.setdefault(point["preset"], []).extend(record["event"])
         return evidence
 
 
@@ -288,6 +329,7 @@ def untrained(evidence: Evidence) -> Evidence:
     for (name, kind), runs in evidence.runs.items():
         population = population_columns(preset(name).model, 0.0, np.zeros(2), has_signal=True)
         out.runs[(name, kind)] = [run.untrained(population) for run in runs]
+    out.events = {name: [None] * len(times) for name, times in evidence.events.items()}
     out.scans = [
         {**scan, "noisy_velocity": [0.0] * len(scan["mu"]), "noisy_fitted": [0.0] * len(scan["mu"])}
         for scan in evidence.scans

@@ -9,7 +9,8 @@ r"""Estimators with 95% confidence intervals, and how many samples a check needs
 * a median, when some values may be infinite (an event that never happens within the
   horizon): the distribution-free interval between the order statistics
   :math:`x_{(l)}` and :math:`x_{(m-l+1)}`, :math:`l` the 0.025 quantile of
-  Binomial(m, 1/2) (coverage at least 95%).
+  Binomial(m, 1/2) (coverage at least 95%);
+* a standard deviation of normal values: the chi-square interval.
 
 Sizing before the run: a check whose tolerance is :math:`\tau` and whose per-sample
 spread is :math:`s` needs :math:`m \ge (3 z s / \tau)^2` samples for the interval's
@@ -51,13 +52,30 @@ def proportion_interval(successes: int, trials: int) -> tuple[float, tuple[float
     z2 = Z95**2
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = Z95 * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials**2)) / (1 + z2 / trials)
-    return p, (max(centre - half, 0.0), min(centre + half, 1.0))
+    low = 0.0 if successes == 0 else max(centre - half, 0.0)
+    high = 1.0 if successes == trials else min(centre + half, 1.0)  # exact at the ends
+    return p, (low, high)
 
 
 def ratio_interval(ratios: Sequence[float]) -> tuple[float, tuple[float, float]]:
     """The geometric mean of positive ratios and its 95% interval (t on the logarithms)."""
     mean, (low, high) = mean_interval(np.log(np.asarray(ratios, dtype=float)))
     return math.exp(mean), (math.exp(low), math.exp(high))
+
+
+def sd_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+    r"""The sample standard deviation and its 95% chi-square interval
+    :math:`s\sqrt{(m-1)/\chi^2_{0.975,m-1}}` to :math:`s\sqrt{(m-1)/\chi^2_{0.025,m-1}}`
+    (normal values)."""
+    from scipy import stats
+
+    array = np.asarray(values, dtype=float)
+    dof = array.size - 1
+    sd = float(array.std(ddof=1))
+    return sd, (
+        sd * math.sqrt(dof / stats.chi2.ppf(0.975, dof)),
+        sd * math.sqrt(dof / stats.chi2.ppf(0.025, dof)),
+    )
 
 
 def median_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
@@ -82,6 +100,7 @@ __all__ = [
     "proportion_interval",
     "ratio_interval",
     "median_interval",
+    "sd_interval",
     "samples_needed",
     "t_quantile",
     "Z95",

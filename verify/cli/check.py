@@ -57,8 +57,9 @@ def command_check(args: argparse.Namespace) -> int:
             bar.close()
     wall = time.perf_counter() - started
     print(console_table(results))
-    write_report(results, args.out, {"mode": "quick" if args.quick else "full",
-                                     "wall_seconds": wall})
+    write_report(
+        results, args.out, {"mode": "quick" if args.quick else "full", "wall_seconds": wall}
+    )
     print(f"report written to {args.out}/report.md and report.json ({wall:.1f} s)")
     unexpected = any(r.verdict.unexpected for r in results)
     if args.mutations:
@@ -82,18 +83,24 @@ def report_mutations(checks: Any, evidence: Any, out: str) -> bool:
 
 def register(commands: Any) -> None:
     check = commands.add_parser(
-        "check", help="every registered prediction against its simulation; report.md/json",
+        "check",
+        help="every registered prediction against its simulation; report.md/json",
         formatter_class=HelpFormatter,
         description="Run every registered check (predictions of the theory against "
-                    "simulations, each with its expectation and an a priori tolerance), "
-                    "print the table in three groups and write report.md and report.json. "
-                    "Exit status 0 exactly when nothing is unexpected.")
-    check.add_argument("--quick", action="store_true",
-                       help="the benign preset only, fewer seeds (about a minute)")
-    check.add_argument("--mutations", action="store_true",
-                       help="also run each check on wrong inputs (a wrong prediction, an "
-                            "untrained simulation), print the table and write "
-                            "mutations.json; exit 1 if a check does not fail on them")
+        "simulations, each with its expectation and an a priori tolerance), "
+        "print the table in three groups and write report.md and report.json. "
+        "Exit status 0 exactly when nothing is unexpected.",
+    )
+    check.add_argument(
+        "--quick", action="store_true", help="the benign preset only, fewer seeds (about a minute)"
+    )
+    check.add_argument(
+        "--mutations",
+        action="store_true",
+        help="also run each check on wrong inputs (a wrong prediction, an "
+        "untrained simulation), print the table and write "
+        "mutations.json; exit 1 if a check does not fail on them",
+    )
     add_output_flags(check, required=False, default="verification", what="report")
     add_executor_flags(check)
     check.set_defaults(handler=command_check)

@@ -262,8 +262,12 @@ def figure_phase_diagram(
         ("train_loss", "final train loss", "viridis", None),
         ("population_test_loss", "final test loss (population)", "viridis", None),
         ("noisy_fitted", "fraction of noisy samples fitted", "magma", (0.0, 1.0)),
-        ("population_test_selects_relevant", "test sequences selecting R (population)",
-         "magma", (0.0, 1.0)),
+        (
+            "population_test_selects_relevant",
+            "test sequences selecting R (population)",
+            "magma",
+            (0.0, 1.0),
+        ),
         ("population_test_accuracy", "final test accuracy (population)", "magma", (0.5, 1.0)),
         ("regime_code", "regime by token selection (seed-mean code)", None, None),
     )

@@ -72,8 +72,12 @@ class Backbone:
     @property
     def identity(self) -> dict:
         """The model, its asset and checksum, the preprocessing: the feature cache's key."""
-        return {"model": self.description, "asset": ASSETS[self.asset].requirement,
-                "sha256": ASSETS[self.asset].sha256, **self.preprocessing}
+        return {
+            "model": self.description,
+            "asset": ASSETS[self.asset].requirement,
+            "sha256": ASSETS[self.asset].sha256,
+            **self.preprocessing,
+        }
 
     @property
     def last_layer(self) -> torch.nn.Module:
@@ -113,15 +117,16 @@ class TextBackbone(Backbone):
         return attention.query, attention.key
 
     def tokens(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        return self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_tokens,
-                              return_tensors="pt")
+        return self.tokenizer(
+            texts, padding=True, truncation=True, max_length=self.max_tokens, return_tensors="pt"
+        )
 
     @torch.no_grad()
     def last_layer_inputs(self, data: LabelledData) -> LastLayerInputs:
         encoded = self.tokens(list(data.inputs))
         hidden = []
         for start in range(0, encoded["input_ids"].shape[0], self.batch_size):
-            batch = {k: v[start:start + self.batch_size] for k, v in encoded.items()}
+            batch = {k: v[start : start + self.batch_size] for k, v in encoded.items()}
             hidden.append(self.model(**batch, output_hidden_states=True).hidden_states[-2])
         return LastLayerInputs(torch.cat(hidden), encoded["attention_mask"].bool())
 
@@ -170,8 +175,9 @@ class ImageBackbone(Backbone):
         from verify.realworld.vision_model import IMAGENET_MEAN, IMAGENET_STD
 
         grey = torch.as_tensor(np.asarray(images), dtype=torch.float32)[:, None] / 255.0
-        grey = torch.nn.functional.interpolate(grey, size=(self.image_size, self.image_size),
-                                               mode="bilinear", align_corners=False)
+        grey = torch.nn.functional.interpolate(
+            grey, size=(self.image_size, self.image_size), mode="bilinear", align_corners=False
+        )
         mean = torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1)
         std = torch.tensor(IMAGENET_STD).view(1, 3, 1, 1)
         return (grey.expand(-1, 3, -1, -1) - mean) / std
@@ -180,9 +186,10 @@ class ImageBackbone(Backbone):
     def last_layer_inputs(self, data: LabelledData) -> LastLayerInputs:
         hidden = []
         for start in range(0, len(data.inputs), self.batch_size):
-            pixels = self.pixels(data.inputs[start:start + self.batch_size])
-            hidden.append(self.model(pixel_values=pixels, output_hidden_states=True)
-                          .hidden_states[-2])
+            pixels = self.pixels(data.inputs[start : start + self.batch_size])
+            hidden.append(
+                self.model(pixel_values=pixels, output_hidden_states=True).hidden_states[-2]
+            )
         hidden = torch.cat(hidden)
         return LastLayerInputs(hidden, torch.ones(hidden.shape[:2], dtype=torch.bool))
 

@@ -38,8 +38,9 @@ FORMAT_VERSION = 2  # bump when the backbones' code changes what the cached stat
 def cache_key(identity: dict, data, indices: np.ndarray) -> str:
     """SHA-256 of the backbone's identity, the format version, the example indices and the
     selected examples' content (so a changed loader or data file can never reuse old states)."""
-    payload = json.dumps({"backbone": identity, "dataset": data.name,
-                          "format": FORMAT_VERSION}, sort_keys=True).encode()
+    payload = json.dumps(
+        {"backbone": identity, "dataset": data.name, "format": FORMAT_VERSION}, sort_keys=True
+    ).encode()
     digest = hashlib.sha256(payload)
     digest.update(np.ascontiguousarray(indices, dtype=np.int64).tobytes())
     if isinstance(data.inputs, list):
@@ -50,8 +51,9 @@ def cache_key(identity: dict, data, indices: np.ndarray) -> str:
     return digest.hexdigest()[:20]
 
 
-def cached_last_layer_inputs(backbone, data, indices: np.ndarray,
-                             progress: bool = False) -> LastLayerInputs:
+def cached_last_layer_inputs(
+    backbone, data, indices: np.ndarray, progress: bool = False
+) -> LastLayerInputs:
     """The last layer's inputs for ``data[indices]``, from the cache or computed and cached."""
     key = cache_key(backbone.identity, data, indices)
     path = feature_directory() / f"{data.name}-{key}.pt"
@@ -62,8 +64,11 @@ def cached_last_layer_inputs(backbone, data, indices: np.ndarray,
             readable = True
         except (OSError, RuntimeError, KeyError, EOFError, ValueError):
             readable = False
-        if readable and hidden.shape[0] == len(indices) == mask.shape[0] \
-                and hidden.shape[:2] == mask.shape:
+        if (
+            readable
+            and hidden.shape[0] == len(indices) == mask.shape[0]
+            and hidden.shape[:2] == mask.shape
+        ):
             return LastLayerInputs(hidden, mask)
         path.unlink(missing_ok=True)  # unreadable or not these examples: recompute
     subset = data.subset(indices)
@@ -73,12 +78,20 @@ def cached_last_layer_inputs(backbone, data, indices: np.ndarray,
         from tqdm.auto import tqdm
 
         chunks = []
-        for start in tqdm(range(0, len(indices), CHUNK), desc=f"cache {data.name}",
-                          disable=not progress, unit="chunk"):
-            chunks.append(backbone.last_layer_inputs(
-                subset.subset(np.arange(start, min(start + CHUNK, len(indices))))))
-        inputs = LastLayerInputs(torch.cat([c.hidden for c in chunks]),
-                                 torch.cat([c.token_mask for c in chunks]))
+        for start in tqdm(
+            range(0, len(indices), CHUNK),
+            desc=f"cache {data.name}",
+            disable=not progress,
+            unit="chunk",
+        ):
+            chunks.append(
+                backbone.last_layer_inputs(
+                    subset.subset(np.arange(start, min(start + CHUNK, len(indices))))
+                )
+            )
+        inputs = LastLayerInputs(
+            torch.cat([c.hidden for c in chunks]), torch.cat([c.token_mask for c in chunks])
+        )
     buffer = io.BytesIO()
     torch.save({"hidden": inputs.hidden.contiguous(), "token_mask": inputs.token_mask}, buffer)
     atomic_write_bytes(path, buffer.getvalue())

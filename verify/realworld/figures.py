@@ -34,8 +34,9 @@ def figure_attention_over_epochs(tables: Path, figures: Path, eta: float = 0.1) 
             axes[1, column].semilogy(epochs, np.maximum(loss, 1e-8), label=f"n = {int(n)}")
             tested = np.isfinite(run["test_accuracy"])
             evaluated = np.unique(run["epoch"][tested])
-            accuracy = [run["test_accuracy"][tested & (run["epoch"] == e)].mean()
-                        for e in evaluated]
+            accuracy = [
+                run["test_accuracy"][tested & (run["epoch"] == e)].mean() for e in evaluated
+            ]
             axes[2, column].plot(evaluated, accuracy, "o-", ms=2, label=f"n = {int(n)}")
         axes[0, column].set_title(f"{dataset}, eta = {eta:g}")
         axes[0, column].set_ylabel("mean max [CLS] attention (train)")
@@ -53,11 +54,14 @@ def figure_noise_heatmap(tables: Path, figures: Path) -> list[Path]:
     plt = _pyplot()
     summary = read_table(tables / "realworld_table2")
     datasets = _datasets(summary)
-    panels = (("test_accuracy", "test accuracy", "viridis", None),
-              ("test_accuracy_minus_clean", "test accuracy minus eta = 0", "RdBu", "centred"),
-              ("noisy_fitted", "noisy labels fitted", "magma", (0.0, 1.0)))
-    fig, axes = plt.subplots(len(panels), len(datasets), figsize=(5 * len(datasets), 10),
-                             squeeze=False)
+    panels = (
+        ("test_accuracy", "test accuracy", "viridis", None),
+        ("test_accuracy_minus_clean", "test accuracy minus eta = 0", "RdBu", "centred"),
+        ("noisy_fitted", "noisy labels fitted", "magma", (0.0, 1.0)),
+    )
+    fig, axes = plt.subplots(
+        len(panels), len(datasets), figsize=(5 * len(datasets), 10), squeeze=False
+    )
     for column, dataset in enumerate(datasets):
         rows = select(summary, dataset=dataset)
         ns, etas = np.unique(rows["n"]), np.unique(rows["eta"])
@@ -73,14 +77,20 @@ def figure_noise_heatmap(tables: Path, figures: Path) -> list[Path]:
                 scale = (-limit, limit)
             low, high = scale if scale else (None, None)
             axis = axes[row, column]
-            image = axis.imshow(grid, aspect="auto", origin="lower", cmap=cmap, vmin=low,
-                                vmax=high)
+            image = axis.imshow(grid, aspect="auto", origin="lower", cmap=cmap, vmin=low, vmax=high)
             for (i, j), value in np.ndenumerate(grid):
                 if np.isfinite(value):
                     red, green, blue, _ = image.cmap(image.norm(value))
                     bright = 0.299 * red + 0.587 * green + 0.114 * blue > 0.5
-                    axis.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                              color="k" if bright else "w")
+                    axis.text(
+                        j,
+                        i,
+                        f"{value:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="k" if bright else "w",
+                    )
             axis.set_xticks(range(etas.size), [f"{e:g}" for e in etas])
             axis.set_yticks(range(ns.size), [str(int(n)) for n in ns])
             axis.set_xlabel("label noise eta")

@@ -70,16 +70,24 @@ class RealWorldConfig:
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
             raise InvalidParameter("dataset", self.dataset, f"one of {sorted(DATASETS)}")
-        for name, minimum in (("n", 1), ("seed", 0), ("epochs", 1), ("head_pool", 1),
-                              ("train_pool", 1), ("test_size", 1), ("pool_seed", 0),
-                              ("head_iterations", 1), ("eval_every", 1), ("image_size", 14),
-                              ("max_tokens", 2)):
+        for name, minimum in (
+            ("n", 1),
+            ("seed", 0),
+            ("epochs", 1),
+            ("head_pool", 1),
+            ("train_pool", 1),
+            ("test_size", 1),
+            ("pool_seed", 0),
+            ("head_iterations", 1),
+            ("eval_every", 1),
+            ("image_size", 14),
+            ("max_tokens", 2),
+        ):
             _check_int(name, getattr(self, name), minimum)
         if self.n > self.train_pool:
             raise InvalidParameter("n", self.n, f"an integer <= train_pool = {self.train_pool}")
         if self.image_size % 14:
-            raise InvalidParameter("image_size", self.image_size,
-                                   "a multiple of the patch size 14")
+            raise InvalidParameter("image_size", self.image_size, "a multiple of the patch size 14")
         _check_real("eta", self.eta, 0.0, 0.5, low_open=False)
         _check_real("learning_rate", self.learning_rate, 0.0, 1.0)
         _check_real("init_std", self.init_std, 0.0, 10.0, low_open=False)
@@ -96,11 +104,15 @@ class RealWorldConfig:
     @property
     def backbone_options(self) -> tuple[tuple[str, int], ...]:
         modality = MODALITY[self.dataset]
-        return (("image_size", self.image_size),) if modality == "image" else \
-            (("max_tokens", self.max_tokens),)
+        return (
+            (("image_size", self.image_size),)
+            if modality == "image"
+            else (("max_tokens", self.max_tokens),)
+        )
 
 
 # -- per-process context: backbone, data, cached last-layer inputs -------------------------
+
 
 @dataclass
 class Context:
@@ -122,15 +134,28 @@ def context_for(config: RealWorldConfig, progress: bool = False) -> Context:
     from verify.realworld.datasets import load_dataset
     from verify.realworld.features import cached_last_layer_inputs
 
-    key = (config.dataset, config.head_pool, config.train_pool, config.test_size,
-           config.pool_seed, config.backbone_options)
+    key = (
+        config.dataset,
+        config.head_pool,
+        config.train_pool,
+        config.test_size,
+        config.pool_seed,
+        config.backbone_options,
+    )
     if key not in _CONTEXTS:
         data = load_dataset(config.dataset)
         backbone = backbone_for(data, **dict(config.backbone_options))
-        pools = split_pools(len(data.labels), config.head_pool, config.train_pool,
-                            config.test_size, config.pool_seed)
-        inputs = {name: cached_last_layer_inputs(backbone, data, getattr(pools, name), progress)
-                  for name in ("head", "train", "test")}
+        pools = split_pools(
+            len(data.labels),
+            config.head_pool,
+            config.train_pool,
+            config.test_size,
+            config.pool_seed,
+        )
+        inputs = {
+            name: cached_last_layer_inputs(backbone, data, getattr(pools, name), progress)
+            for name in ("head", "train", "test")
+        }
         pristine = {k: v.detach().clone() for k, v in backbone.last_layer.state_dict().items()}
         _CONTEXTS[key] = Context(backbone, data, pools, inputs, pristine)
     return _CONTEXTS[key]
@@ -142,6 +167,7 @@ def release_contexts() -> None:
 
 
 # -- the two phases -----------------------------------------------------------------------
+
 
 def freeze_all_but_query_key(model: torch.nn.Module, head: torch.nn.Module, query, key) -> None:
     for parameter in list(model.parameters()) + list(head.parameters()):
@@ -160,8 +186,13 @@ def fit_head(readout, prepared, labels: torch.Tensor, l2: float, iterations: int
     torch.nn.init.zeros_(head.bias)
     head.weight.requires_grad_(True)
     head.bias.requires_grad_(True)
-    optimiser = torch.optim.LBFGS(head.parameters(), lr=1.0, max_iter=iterations,
-                                  line_search_fn="strong_wolfe", tolerance_grad=1e-9)
+    optimiser = torch.optim.LBFGS(
+        head.parameters(),
+        lr=1.0,
+        max_iter=iterations,
+        line_search_fn="strong_wolfe",
+        tolerance_grad=1e-9,
+    )
 
     def closure():
         optimiser.zero_grad()
@@ -196,9 +227,11 @@ def descend(optimiser: torch.optim.Optimizer, logits: torch.Tensor, labels: torc
 @torch.no_grad()
 def evaluate(readout, prepared, labels: torch.Tensor) -> dict[str, Any]:
     logits, attention = readout(prepared)
-    return {"loss": float(F.cross_entropy(logits, labels)),
-            "correct": (logits.argmax(dim=1) == labels).numpy(),
-            "max_attention": float(attention.max(dim=-1).values.mean())}
+    return {
+        "loss": float(F.cross_entropy(logits, labels)),
+        "correct": (logits.argmax(dim=1) == labels).numpy(),
+        "max_attention": float(attention.max(dim=-1).values.mean()),
+    }
 
 
 def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
@@ -212,8 +245,7 @@ def run(config: RealWorldConfig, progress: bool = False) -> dict[str, Any]:
     ctx = context_for(config, progress)
     ctx.backbone.last_layer.load_state_dict(ctx.pristine_last_layer)
     try:
-        return {**_two_phases(config, ctx, progress),
-                "seconds": time.perf_counter() - started}
+        return {**_two_phases(config, ctx, progress), "seconds": time.perf_counter() - started}
     finally:
         ctx.backbone.last_layer.load_state_dict(ctx.pristine_last_layer)
 
@@ -225,14 +257,21 @@ def _two_phases(config: RealWorldConfig, ctx: Context, progress: bool) -> dict[s
     backbone = ctx.backbone
     readout = CLSReadout(backbone, ctx.data.num_classes)
     query, key = backbone.query_key()
-    labels = {name: torch.as_tensor(ctx.data.labels[getattr(ctx.pools, name)])
-              for name in ("head", "train", "test")}
+    labels = {
+        name: torch.as_tensor(ctx.data.labels[getattr(ctx.pools, name)])
+        for name in ("head", "train", "test")
+    }
 
     # Phase 1: the head on clean data, pre-trained attention.
     for parameter in backbone.model.parameters():
         parameter.requires_grad_(False)
-    fit_head(readout, readout.prepare(ctx.inputs["head"]), labels["head"], config.head_l2,
-             config.head_iterations)
+    fit_head(
+        readout,
+        readout.prepare(ctx.inputs["head"]),
+        labels["head"],
+        config.head_l2,
+        config.head_iterations,
+    )
     test = readout.prepare(ctx.inputs["test"])
     pretrained_test = evaluate(readout, test, labels["test"])
 
@@ -240,8 +279,9 @@ def _two_phases(config: RealWorldConfig, ctx: Context, progress: bool) -> dict[s
     rng = np.random.default_rng(config.seed)
     chosen = np.sort(rng.choice(len(ctx.pools.train), size=config.n, replace=False))
     clean = labels["train"][chosen]
-    noisy_labels, flipped = inject_symmetric_noise(clean.numpy(), ctx.data.num_classes,
-                                                   config.eta, rng)
+    noisy_labels, flipped = inject_symmetric_noise(
+        clean.numpy(), ctx.data.num_classes, config.eta, rng
+    )
     noisy_labels = torch.as_tensor(noisy_labels)
     train = readout.prepare(ctx.inputs["train"].select(chosen))
     reinitialise(query, key, config.init_std, torch.Generator().manual_seed(config.seed))
@@ -253,40 +293,60 @@ def _two_phases(config: RealWorldConfig, ctx: Context, progress: bool) -> dict[s
     def record(epoch: int, logits: torch.Tensor, attention: torch.Tensor) -> bool:
         """Append the row for the state after ``epoch`` updates; True if training stops."""
         fitted = (logits.argmax(dim=1) == noisy_labels).numpy()
-        row = {"epoch": epoch, "train_loss": float(F.cross_entropy(logits, noisy_labels)),
-               "train_accuracy": float(fitted.mean()),
-               "clean_fitted": float(fitted[~flipped].mean()) if (~flipped).any() else math.nan,
-               "noisy_fitted": float(fitted[flipped].mean()) if flipped.any() else math.nan,
-               "max_attention_train": float(attention.max(dim=-1).values.mean()),
-               "test_accuracy": math.nan, "test_loss": math.nan, "max_attention_test": math.nan}
+        row = {
+            "epoch": epoch,
+            "train_loss": float(F.cross_entropy(logits, noisy_labels)),
+            "train_accuracy": float(fitted.mean()),
+            "clean_fitted": float(fitted[~flipped].mean()) if (~flipped).any() else math.nan,
+            "noisy_fitted": float(fitted[flipped].mean()) if flipped.any() else math.nan,
+            "max_attention_train": float(attention.max(dim=-1).values.mean()),
+            "test_accuracy": math.nan,
+            "test_loss": math.nan,
+            "max_attention_test": math.nan,
+        }
         converged = config.stop_loss > 0 and row["train_loss"] < config.stop_loss
         last = epoch == config.epochs or converged
         if epoch % config.eval_every == 0 or last:
             on_test = evaluate(readout, test, labels["test"])
-            row.update(test_accuracy=float(on_test["correct"].mean()), test_loss=on_test["loss"],
-                       max_attention_test=on_test["max_attention"])
+            row.update(
+                test_accuracy=float(on_test["correct"].mean()),
+                test_loss=on_test["loss"],
+                max_attention_test=on_test["max_attention"],
+            )
         history.append(row)
         return last
 
-    for epoch in tqdm(range(config.epochs + 1), desc="epochs", disable=not progress,
-                      unit="epoch", leave=False):
+    for epoch in tqdm(
+        range(config.epochs + 1), desc="epochs", disable=not progress, unit="epoch", leave=False
+    ):
         logits, attention = readout(train)  # the state after `epoch` updates
         if record(epoch, logits.detach(), attention.detach()):
             break
         descend(optimiser, logits, noisy_labels)
     final = history[-1]
-    return {"history": history,
-            "final": {**final, "mean_max_attention_over_training":
-                      float(np.mean([h["max_attention_train"] for h in history[1:] or history]))},
-            "pretrained_test_accuracy": float(pretrained_test["correct"].mean()),
-            "pretrained_max_attention_test": pretrained_test["max_attention"],
-            "noisy_examples": int(flipped.sum()),
-            "expected_noisy": noisy_count(config.n, config.eta),
-            "stopped_early": final["epoch"] < config.epochs, "epochs_run": final["epoch"],
-            "backbone": {**backbone.identity, "paper_model": backbone.paper_model},
-            "dataset": {"name": ctx.data.name, "source": ctx.data.source,
-                        "stands_in_for": ctx.data.stands_in_for, "classes": list(ctx.data.classes)},
-            "versions": library_versions()}
+    return {
+        "history": history,
+        "final": {
+            **final,
+            "mean_max_attention_over_training": float(
+                np.mean([h["max_attention_train"] for h in history[1:] or history])
+            ),
+        },
+        "pretrained_test_accuracy": float(pretrained_test["correct"].mean()),
+        "pretrained_max_attention_test": pretrained_test["max_attention"],
+        "noisy_examples": int(flipped.sum()),
+        "expected_noisy": noisy_count(config.n, config.eta),
+        "stopped_early": final["epoch"] < config.epochs,
+        "epochs_run": final["epoch"],
+        "backbone": {**backbone.identity, "paper_model": backbone.paper_model},
+        "dataset": {
+            "name": ctx.data.name,
+            "source": ctx.data.source,
+            "stands_in_for": ctx.data.stands_in_for,
+            "classes": list(ctx.data.classes),
+        },
+        "versions": library_versions(),
+    }
 
 
 def library_versions() -> dict[str, str]:
@@ -296,8 +356,12 @@ def library_versions() -> dict[str, str]:
     import onnx
     import transformers
 
-    return {"torch": torch.__version__, "transformers": transformers.__version__,
-            "onnx": onnx.__version__, "torch_threads": torch.get_num_threads()}
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "onnx": onnx.__version__,
+        "torch_threads": torch.get_num_threads(),
+    }
 
 
 def run_point(point: dict[str, Any]) -> dict[str, Any]:

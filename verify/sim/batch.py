@@ -26,7 +26,7 @@ from verify.sim.data import (
     noise_config,
     signal_part,
 )
-from verify.sim.engines.base import NonFiniteError
+from verify.sim.engines.base import NonFiniteError, single_blas_thread
 from verify.sim.engines.batched import BatchedGD
 from verify.sim.engines.independent import IndependentGD
 from verify.sim.simulate import RunResult, RunStatus, check_row, logging_steps, record
@@ -123,13 +123,14 @@ def train_together(
             for run in alive:
                 results[run].status, results[run].message = RunStatus.FAILED, str(error)
             break
-        for run in list(alive):
-            row = record(results[run], views[run])
-            try:
-                check_row(row, results[run].history[0])
-            except NonFiniteError as error:
-                results[run].status, results[run].message = RunStatus.FAILED, str(error)
-                alive.remove(run)
+        with single_blas_thread():  # small products (norms, population metrics)
+            for run in list(alive):
+                row = record(results[run], views[run])
+                try:
+                    check_row(row, results[run].history[0])
+                except NonFiniteError as error:
+                    results[run].status, results[run].message = RunStatus.FAILED, str(error)
+                    alive.remove(run)
     elapsed = (time.perf_counter() - started) / len(configs)
     for result in results:
         result.wall_seconds = elapsed
