@@ -36,8 +36,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.sim.observables": ("relevant_saturation", "attention_gaps"),
     "verify.sim.run_files": ("write_run", "read_history"),
     "verify.checks.suite": ("run_checks",),
-    "verify.checks.runs": ("measured_regime", "initial_velocities"),
-    "verify.checks.regimes": ("classify_regime", "RegimeThresholds"),
+    "verify.checks.drawn_runs": ("drawn_run", "initial_velocities"),
+    "verify.checks.regimes": ("classify_regime", "measured_regime", "RegimeThresholds"),
     "verify.checks.strategies": (
         "valid_configs",
         "single_violation",
