@@ -62,6 +62,7 @@ from verify.checks.strategies import (
     ASSUMPTION_KEYS,
     PAPER_SHAPE,
     TARGETS,
+    WIDE_RANGES,
     paper_neighbour,
     single_violation,
     valid_configs,
@@ -110,6 +111,21 @@ def test_regime_at_the_horizon_by_the_mechanism(target):
     @given(valid_configs(target))
     def holds(config):
         regime_property(config)
+
+    holds()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", TARGETS)
+def test_both_properties_over_the_wide_ranges(target):
+    """More examples over larger shapes (n up to 40, T up to 16): ``-m slow``."""
+
+    @settings(QUICK, max_examples=10)
+    @given(valid_configs(target, WIDE_RANGES))
+    def holds(config):
+        regime_property(config)
+        if classes_balanced(config):
+            gap_property(config)
 
     holds()
 
