@@ -48,6 +48,8 @@ from verify.checks.properties import (
     check_regime_as_registered,
     check_stage_two_switch,
     class_split,
+    learned_weaker_class,
+    weaker_class,
 )
 from verify.checks.regimes import REGIMES
 from verify.checks.space import (
@@ -161,12 +163,21 @@ def test_the_theory_regime_with_unequal_classes():
 
 
 def test_the_class_split_shows_its_mechanism():
-    """The registered numbers: split above 1 and the run harmful by the mechanism."""
+    """The registered numbers: the class with the flip learns the smaller component, the
+    split is above 1 and the run harmful by the mechanism; the same state with the
+    components swapped (the other class weaker) is not accepted."""
     config = RunConfig.build(**UNEQUAL_CLASSES)
     run = drawn_run(config)
     assert not classes_balanced(config)
+    assert weaker_class(config.model) == learned_weaker_class(run.final) == 1
     assert class_split(config.model.rho, run.final) > 1
     assert check_regime_as_registered(run.prediction, run.final, balanced=False) == "harmful"
+    plus, minus = run.final["q_signal_plus"], run.final["q_signal_minus"]
+    swapped = {**run.final, "q_signal_plus": minus, "q_signal_minus": plus}
+    with pytest.raises(RegimeMismatch):
+        check_regime_as_registered(run.prediction, swapped, balanced=False)
+    with pytest.raises(RegimeMismatch):
+        check_regime_as_registered(run.prediction, run.final, balanced=True)
 
 
 @pytest.mark.xfail(strict=True, raises=RegimeMismatch, reason=STAGE_TWO_SWITCH)

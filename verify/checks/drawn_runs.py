@@ -1,10 +1,10 @@
 r"""Simulations of one drawn configuration, run once and cached, and what they measure.
 
 For a configuration (d-free engines: Gaussian :math:`W_0`, statistics sampled in law, any
-d) :func:`drawn_run` records, on one draw of the data:
+d), on one draw of the data, :func:`initial_noisy_gap` measures the exact initial logit
+velocities :math:`\dot a(0)` (since :math:`p(0) = 0` the first GD step leaves :math:`W`
+unchanged and gives :math:`a(1) = \alpha\,\dot a(0)`), and :func:`drawn_run` records:
 
-* the exact initial logit velocities :math:`\dot a(0)`: since :math:`p(0) = 0` the first
-  GD step leaves :math:`W` unchanged and gives :math:`a(1) = \alpha\,\dot a(0)`;
 * gradient flow from :math:`\tau = \tau_1/100` to :math:`10^9\tau_1` on log-spaced points,
   where :math:`\tau_1 = (g(\log T) - g(0))/c` is the time the theory's clean-gap law
   :math:`g^{-1}(g(0) + c\tau)` takes to reach :math:`\log T` (the clean samples' end of
@@ -70,13 +70,6 @@ def _gd_engine(config: RunConfig) -> str:
     return "dfree" if config.solver.engine in ("dfree", "dfree-flow") else "reduced"
 
 
-def selected_groups(logits: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Group name of each row's largest logit (``tie`` when it is shared)."""
-    top = logits.max(axis=-1, keepdims=True)
-    names = np.array([GROUP_NAMES[g] for g in groups[np.argmax(logits, axis=-1)]])
-    return np.where((logits == top).sum(axis=-1) > 1, "tie", names)
-
-
 def clean_stage1_end(prediction: Predictions) -> float:
     r""":math:`\tau_1 = (g(\log T) - g(0))/c` of the theory's clean-gap law."""
     law = prediction.clean_gap_law
@@ -105,9 +98,6 @@ class DrawnRun:
 
     config: RunConfig
     prediction: Predictions
-    groups: np.ndarray
-    noisy: np.ndarray
-    velocities: np.ndarray
     times: np.ndarray
     history: dict[str, np.ndarray]
     stage1_end: float
@@ -115,10 +105,6 @@ class DrawnRun:
     status: str
     message: str = ""
     final: dict[str, float] = field(default_factory=dict)
-
-    def selected_at_start(self, noisy: bool) -> np.ndarray:
-        """Groups selected by the initial velocities of the clean (or noisy) samples."""
-        return selected_groups(self.velocities[self.noisy == noisy], self.groups)
 
 
 def flow_config(config: RunConfig, stage1_end: float, points: int = 40) -> RunConfig:
@@ -143,7 +129,7 @@ def _event_time(at: float | None, unit: float) -> float:
 
 @lru_cache(maxsize=512)
 def drawn_run(config: RunConfig) -> DrawnRun:
-    """Initial velocities and the flow run of ``config`` on one draw (cached)."""
+    """The flow run of ``config`` on one draw (cached)."""
     from verify.sim.engines import draw_data
 
     prediction = predict(config.model, config.training)
@@ -157,9 +143,6 @@ def drawn_run(config: RunConfig) -> DrawnRun:
     return DrawnRun(
         config=config,
         prediction=prediction,
-        groups=np.asarray(data.groups),
-        noisy=np.asarray(data.noisy),
-        velocities=initial_velocities(config, data),
         times=np.asarray(result.steps) * unit,
         history=_columns(result),
         stage1_end=stage1_end,
@@ -190,5 +173,4 @@ __all__ = [
     "gap_velocities",
     "initial_noisy_gap",
     "initial_velocities",
-    "selected_groups",
 ]

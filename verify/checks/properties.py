@@ -24,8 +24,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from theory.data_model import DataModel
 from theory.predictions import Predictions
 from verify.checks.regimes import regimes_of
+from verify.checks.space import class_counts
 
 #: Standard deviations of a draw's mean allowed around the kept velocity (two-sided
 #: probability 6e-5 per draw for a normal mean), fixed before any run.
@@ -43,8 +45,9 @@ PROPERTY_DISAGREEMENTS: dict[str, str] = {
     CLASS_SPLIT: (
         "the theory lets both signal components of the query grow at one rate, as if each "
         "class held n/2 samples and n eta/2 flips; with an odd n or an odd number of flips "
-        "the class with the flip learns its signal more slowly, and once rho beta_max > "
-        "beta_min the weaker class's test sequences select the other class's W- token: "
+        "the class with the larger fraction of flips learns its signal more slowly, and once "
+        "rho beta_max > beta_min the weaker class's test sequences select the other class's "
+        "W- token: "
         "at n = 6, T = 4, one flip, rho = 0.882, d = 234, ||mu|| = 52.9 (predicted benign, "
         "argmax accuracy 0.972, test sequences selecting R 0.943) the learned query has "
         "beta_+ = 0.711, beta_- = 0.965 (split 1.20), and at 1e9 stage-1 times 0.479 of "
@@ -128,6 +131,20 @@ def class_split(rho: float, final: Mapping[str, float]) -> float:
     return rho * high / low if low > 0 else math.inf
 
 
+def weaker_class(model: DataModel) -> int | None:
+    """The class with the larger fraction of flipped labels (its signal component grows
+    more slowly), ``None`` when both have the same fraction."""
+    shares = {y: flipped / size for y, (size, flipped) in class_counts(model.n, model.eta).items()}
+    if shares[1] == shares[-1]:
+        return None
+    return 1 if shares[1] > shares[-1] else -1
+
+
+def learned_weaker_class(final: Mapping[str, float]) -> int:
+    """The class whose signal component of the learned query is smaller."""
+    return 1 if final.get("q_signal_plus", math.nan) < final.get("q_signal_minus", math.nan) else -1
+
+
 def check_stage_two_switch(prediction: Predictions, final: Mapping[str, float]) -> str:
     r"""For a prediction of no overfitting: the run ends benign (registered disagreement
     :data:`STAGE_TWO_SWITCH`: once the clean samples are fitted their loss weights fall,
@@ -152,16 +169,21 @@ def check_regime_as_registered(
     """The regime at the horizon against the prediction with its registered disagreements:
     :func:`check_stage_two_switch` for a prediction of no overfitting; otherwise
     :func:`check_regime`, whose mismatch is accepted only as :data:`CLASS_SPLIT` registers
-    it (unequal classes, ``balanced`` False, and a learned split
-    :func:`class_split` above 1). Returns the measured regime."""
+    it: unequal classes (``balanced`` False), a learned split :func:`class_split` above 1,
+    and the weaker component the one of the class with more flips (:func:`weaker_class`).
+    Returns the measured regime."""
     if mechanism_regime(prediction) == "not-overfitting":
         return check_stage_two_switch(prediction, final)
     try:
         return check_regime(prediction, final)
     except RegimeMismatch as mismatch:
         split = class_split(prediction.model.rho, final)
-        if balanced or not split > 1:
-            detail = f"{mismatch} (classes balanced: {balanced}; split {split:.3g})"
+        weaker = (weaker_class(prediction.model), learned_weaker_class(final))
+        if balanced or not split > 1 or weaker[0] != weaker[1]:
+            detail = (
+                f"{mismatch} (classes balanced: {balanced}; split {split:.3g}; weaker class "
+                f"by flips {weaker[0]}, learned {weaker[1]})"
+            )
             raise RegimeMismatch(detail) from mismatch
         return regimes_of(final)["regime"]
 
@@ -179,6 +201,8 @@ __all__ = [
     "check_regime",
     "check_regime_as_registered",
     "class_split",
+    "learned_weaker_class",
+    "weaker_class",
     "check_stage_two_switch",
     "mechanism_regime",
 ]

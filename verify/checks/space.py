@@ -52,12 +52,6 @@ MARGIN = 1.02
 LOG_SPAN = 60.0
 
 
-def assumption_margins(config: RunConfig, delta: float = DELTA) -> dict[str, float]:
-    r"""Each assumption's margin :math:`\min\,\text{lhs}/\text{rhs}` (at least 1: holds)."""
-    values = symbol_values_for(config.model, config.training, delta)
-    return {status.key: status.margin for status in assess(values)}
-
-
 def assumption_status(config: RunConfig, delta: float = DELTA) -> dict[str, bool]:
     """Which of A1-A8 hold for ``config``."""
     values = symbol_values_for(config.model, config.training, delta)
@@ -67,11 +61,6 @@ def assumption_status(config: RunConfig, delta: float = DELTA) -> dict[str, bool
 def step_bound(config: RunConfig) -> float:
     r"""The largest step A5 allows, :math:`\alpha_{\max}` of :mod:`theory.stability`."""
     return max_stable_step(config.model, config.training)
-
-
-def n_snr_sq(config: RunConfig) -> float:
-    r""":math:`n\,\mathrm{SNR}^2 = n\|\mu\|^2/(\sigma_\epsilon^2 d)`."""
-    return config.model.n * config.model.snr**2
 
 
 def stage1_z(config: RunConfig) -> float:
@@ -184,13 +173,11 @@ __all__ = [
     "DELTA",
     "MARGIN",
     "Shape",
-    "assumption_margins",
     "assumption_status",
     "benign_edge",
     "class_counts",
     "classes_balanced",
     "dimension_floor",
-    "n_snr_sq",
     "predicted_accuracy",
     "stage1_threshold",
     "step_bound",
