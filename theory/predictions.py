@@ -18,9 +18,9 @@ from functools import cache
 import numpy as np
 import sympy as sp
 from scipy import integrate, optimize
-from scipy.special import ndtr
 
 from theory import rates
+from theory._numerics import normal_cdf, normal_pdf
 from theory.data_model import DataModel, Training
 from theory.proof import RECONSTRUCTION
 from theory.quadrature import g_prime, quadrature_gap
@@ -115,11 +115,11 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
             continue
 
         def density(x, g=g, count=count):
-            value = count * math.exp(-0.5 * (x - leads[g]) ** 2) / _SQRT_2PI
+            value = count * normal_pdf(x - leads[g])
             for h, other in counts.items():
                 power = other - (1 if h == g else 0)
                 if power:
-                    value *= float(ndtr(x - leads[h])) ** power
+                    value *= normal_cdf(x - leads[h]) ** power
             return value
 
         centre = leads[g]
@@ -163,7 +163,7 @@ def argmax_test_accuracy(model: DataModel, z: float) -> float:
     noise = model.score_noise / model.gamma0  # in units of gamma0
     return float(
         sum(
-            selection[g.name] * float(ndtr(g.score / noise))
+            selection[g.name] * normal_cdf(g.score / noise)
             for g in model.groups
             if g.name in selection
         )

@@ -38,8 +38,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.sim.run_files": ("write_run", "read_history"),
     "verify.prediction": ("predict", "Prediction"),
     "verify.checks.suite": ("run_checks",),
-    "verify.checks.runs": ("measured_regime", "initial_velocities"),
-    "verify.checks.regimes": ("classify_regime", "RegimeThresholds"),
+    "verify.checks.drawn_runs": ("drawn_run", "initial_velocities"),
+    "verify.checks.regimes": ("classify_regime", "measured_regime", "RegimeThresholds"),
     "verify.checks.strategies": (
         "valid_configs",
         "single_violation",
