@@ -102,7 +102,6 @@ def gap_velocities(model: DataModel, training: Training, noisy: bool) -> dict[st
     return {g: velocities[leader] - v for g, v in velocities.items() if g != leader}
 
 
-_SQRT_2PI = math.sqrt(2 * math.pi)
 
 
 def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> dict[str, float]:
