@@ -51,12 +51,11 @@ class Solver(Validated):
         Options(ENGINES),
         "dense: literal d x d GD; reduced: the same GD in N = nT "
         "coordinates; mp: reduced on mpmath numbers; flow: gradient flow; mp-flow: "
-        "gradient flow in mpmath (small problems); dfree, dfree-flow: reduced GD or flow on statistics sampled in law, cost independent "
-        "of d (Gaussian init only; no finite test set)",
+        "gradient flow in mpmath (small problems); dfree, dfree-flow: reduced GD or flow on "
+        "statistics sampled in law, cost independent of d (Gaussian init only; no finite test "
+        "set)",
     )
-    mp_dps: int = parameter(
-        50, Integer(15, 10_000), "decimal digits of the mp and mp-flow engines"
-    )
+    mp_dps: int = parameter(50, Integer(15, 10_000), "decimal digits of the mp and mp-flow engines")
     flow_rtol: float = parameter(1e-10, Real(0.0, 1.0), "relative tolerance of the flow solver")
     flow_atol: float = parameter(1e-12, Real(0.0, 1.0), "absolute tolerance of the flow solver")
     mp_flow_tol: float = parameter(

@@ -135,8 +135,10 @@ class Extrapolation:
             H = min(self.H, until - self.s)
             high, low = extrapolated_step(self.derivative, self.s, self.y, H, self.columns)
             err = self.error_ratio(high, low)
-            ratio = self.GROWTH if err == 0 else self.SAFETY * (self.TARGET / err) ** (
-                1.0 / (2 * self.columns - 1)
+            ratio = (
+                self.GROWTH
+                if err == 0
+                else self.SAFETY * (self.TARGET / err) ** (1.0 / (2 * self.columns - 1))
             )
             proposal = H * min(self.GROWTH, max(self.SHRINK, ratio))
             if err <= 1.0:

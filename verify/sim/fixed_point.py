@@ -41,10 +41,6 @@ class FixedPoint:
         r""":math:`F = p + G`, :math:`p` the current mpmath precision in bits."""
         return cls(mpmath.mp.prec + GUARD_BITS)
 
-    @property
-    def one(self) -> int:
-        return 1 << self.bits
-
     def _shift_nearest(self, values: np.ndarray) -> np.ndarray:
         r""":math:`\mathrm{round}(X / 2^F)` elementwise (halves round up)."""
         return (values + (1 << (self.bits - 1))) >> self.bits
@@ -74,10 +70,6 @@ class FixedPoint:
     def outer(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         r""":math:`x y^\top`, one rounding per entry."""
         return self._shift_nearest(x[:, None] * y[None, :])
-
-    def scale(self, x: np.ndarray, factor: int) -> np.ndarray:
-        r""":math:`c\,x` for a fixed-point scalar :math:`c` (``factor`` :math:`= C`)."""
-        return self._shift_nearest(x * factor)
 
 
 def divide_nearest(values: np.ndarray, numerator: int, denominator: int) -> np.ndarray:

@@ -27,7 +27,6 @@ small problems.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import mpmath
@@ -99,9 +98,7 @@ class MpFlowEngine(MpEngine):
         with mpmath.workdps(self.dps):
             self.fixed = FixedPoint.at_working_precision()
             self.logits = FixedLogits(self.K, self.gram, self.fixed)
-            derivative = scaled_derivative(
-                self.logits, self.scores, self.differences, self.labels
-            )
+            derivative = scaled_derivative(self.logits, self.scores, self.differences, self.labels)
             N = self.logits.N
             state = np.array([0] * (N + N * N), dtype=object)
             self.solver = Extrapolation(
