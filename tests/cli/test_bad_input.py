@@ -64,6 +64,11 @@ CASES = [
     ("run --steps 1.5", [*RUN, "--steps", "1.5"], "steps"),
     ("run --eta 0.49 --n 2", [*RUN, "--eta", "0.49", "--n", "2"], "eta"),
     ("run --engine gpu", [*RUN, "--engine", "gpu"], "engine"),
+    (
+        "run --engine mp-flow, tolerance below the precision",
+        [*RUN, "--engine", "mp-flow", "--mp-dps", "20", "--mp-flow-tol", "1e-15"],
+        "mp_flow_tol",
+    ),
     ("run --engine dfree, uniform init", [*RUN, "--engine", "dfree"], "init"),
     (
         "run --engine dfree --data-from",
