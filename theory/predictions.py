@@ -102,8 +102,6 @@ def gap_velocities(model: DataModel, training: Training, noisy: bool) -> dict[st
     return {g: velocities[leader] - v for g, v in velocities.items() if g != leader}
 
 
-
-
 def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> dict[str, float]:
     r"""P(the argmax of independent :math:`N(m_g, 1)` logits falls in group g), with
     :math:`n_g` iid tokens per group:
