@@ -104,3 +104,10 @@ def test_summary_puts_the_prediction_and_relative_error_next_to_the_measurement(
     assert row["predicted"] == 3.0 and row["rule"] == "selection"
     (missing,) = summary_rows(brackets, {}, "accuracy")
     assert math.isnan(missing["relative_error"])
+
+
+def test_markdown_cells_keep_the_boundary_names_in_one_column():
+    from verify.output.tables import markdown_table
+
+    text = markdown_table(("boundary", "b"), [(HARMFUL_BENIGN, 0.25)])
+    assert text.splitlines()[-1] == r"| harmful\|benign | 0.25 |"
