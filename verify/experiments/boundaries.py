@@ -112,6 +112,21 @@ def _evaluate(
     }
 
 
+def _completed(
+    b: Bracket, evaluated: dict[tuple[int, int, float, int], dict[str, Any]], round_number: int
+) -> bool:
+    """Whether this round's runs of bracket ``b`` finished; if not, the bracket stops with
+    a note (a run that ended early has no final state to classify)."""
+    mus = (b.low, b.high) if round_number == 0 else (math.sqrt(b.low * b.high),)
+    for mu in mus:
+        result = evaluated[(b.d, b.n, mu, b.seed)]
+        if result.get("status", "completed") != "completed":
+            b.bracketed = False
+            b.note = f"run at ||mu|| = {mu:.4g} {result.get('status')}: {result.get('message')}"
+            return False
+    return True
+
+
 def bisect_boundaries(
     settings: BoundarySettings, store: ResultStore, executor: Executor, progress: bool = True
 ) -> tuple[list[Bracket], list[dict[str, Any]]]:
@@ -140,6 +155,8 @@ def bisect_boundaries(
             )
         )
         for b in active:
+            if not _completed(b, evaluated, round_number):
+                continue
             if round_number == 0:
                 low = upper_side(b.kind, evaluated[(b.d, b.n, b.low, b.seed)], settings)
                 high = upper_side(b.kind, evaluated[(b.d, b.n, b.high, b.seed)], settings)
