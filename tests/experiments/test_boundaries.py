@@ -111,3 +111,15 @@ def test_markdown_cells_keep_the_boundary_names_in_one_column():
 
     text = markdown_table(("boundary", "b"), [(HARMFUL_BENIGN, 0.25)])
     assert text.splitlines()[-1] == r"| harmful\|benign | 0.25 |"
+
+
+def test_a_run_that_ended_early_stops_its_bracket_instead_of_being_classified():
+    from verify.experiments.boundaries import _completed
+
+    bracket = Bracket(BENIGN_NOT, "d", 100, 20, 0, 2.0, 8.0)
+    done = {"status": "completed", "noisy_fitted": 1.0}
+    evaluated = {(100, 20, 2.0, 0): done, (100, 20, 8.0, 0): dict(done)}
+    assert _completed(bracket, evaluated, 0) and bracket.bracketed is None
+    evaluated[(100, 20, 8.0, 0)] = {"status": "failed", "message": "the flow solver failed"}
+    assert not _completed(bracket, evaluated, 0)
+    assert bracket.bracketed is False and "failed" in bracket.note
