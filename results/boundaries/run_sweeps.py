@@ -40,10 +40,10 @@ SWEEPS = (
     ("gd1e3-selection-d", {**GD, **SELECTION, "d_values": D_VALUES, "n_values": ()}),
     ("gd1e3-accuracy-d", {**GD, **ACCURACY, "d_values": D_VALUES, "n_values": ()}),
     ("flow1e12-selection-d", {**FLOW, **SELECTION, "d_values": D_VALUES, "n_values": ()}),
-    ("flow1e12-accuracy-d", {**FLOW, **ACCURACY, "d_values": D_VALUES, "n_values": ()}),
     ("flow1e3-selection-d", {**FLOW_SHORT, **SELECTION, "d_values": D_VALUES, "n_values": ()}),
     ("gd1e3-selection-n", {**GD, **SELECTION, "d_values": (), "n_values": N_VALUES}),
     ("gd1e3-accuracy-n", {**GD, **ACCURACY, "d_values": (), "n_values": N_VALUES}),
+    ("flow1e12-accuracy-d", {**FLOW, **ACCURACY, "d_values": D_VALUES, "n_values": ()}),
 )
 
 
