@@ -114,7 +114,6 @@ CASES = [
     ("predict --eta 0", ["predict", "--eta", "0"], "eta"),
     ("precision --gaps nan", ["precision", "--gaps", "nan"], "gaps"),
     ("precision --reference-dps 0", ["precision", "--reference-dps", "0"], "reference_dps"),
-    ("check --seeds 0", ["check", "--seeds", "0"], "seeds"),
     ("unknown flag", ["run", "--dimension", "3"], None),
 ]
 
