@@ -31,6 +31,7 @@ EXPECTED = (
     "04_assumptions.ipynb",
     "05_precision.ipynb",
     "06_realworld.ipynb",
+    "07_boundaries.ipynb",
 )
 CELL_TIMEOUT = 300  # seconds per cell
 KERNEL_NAME = "python3"
