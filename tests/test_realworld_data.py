@@ -125,7 +125,7 @@ def test_the_authors_protocol_records_their_settings():
                 "adam_eps": 1e-8, "learning_rate": 5e-5, "schedule": "linear",
                 "batch_size": 16, "clip_norm": 1.0, "epochs": 2000, "head_fit": "adam",
                 "head_epochs": 300, "head_learning_rate": 5e-5, "head_batch_size": 16,
-                "head_examples": None, "head_pooler": True, "init": "linear-default",
+                "head_examples": 3000, "head_pooler": True, "init": "linear-default",
                 "noise": "bernoulli", "special_tokens": False}
     assert {k: recorded[k] for k in expected} == expected
     assert recorded["optimiser_name"] == "Adam (AdamW, weight decay 0)"
@@ -182,7 +182,7 @@ def test_variants_and_labels():
     assert variant("authors+cls").special_tokens is True
     moved = variant("fullbatch-adam+learning-rate")
     assert moved.learning_rate == 5e-5 and moved.batch_size is None
-    assert factor_overrides("fullbatch-adam", "epochs") == {"epochs": 2000, "eval_every": 20}
+    assert factor_overrides("fullbatch-adam", "epochs") == {"epochs": 2000, "eval_every": 50}
     assert factor_overrides("authors", "batch-size") == {"batch_size": None}
     assert variant("fullbatch-adam+optimiser") == PROTOCOLS["gd"]
     for label in ("authors", "authors+cls", "gd", "authors+schedule", "fullbatch-adam+head"):
@@ -207,8 +207,8 @@ def test_linear_schedule_starts_at_the_rate_and_reaches_zero_at_the_last_step():
 def test_evaluation_epochs():
     from verify.realworld.epochs import evaluation_epochs
 
-    assert evaluation_epochs(2000, 20)[:8] == [0, 1, 2, 5, 10, 20, 40, 60]
-    assert evaluation_epochs(2000, 20)[-1] == 2000 and len(evaluation_epochs(2000, 20)) == 105
+    assert evaluation_epochs(2000, 50)[:8] == [0, 1, 2, 5, 10, 20, 50, 100]
+    assert evaluation_epochs(2000, 50)[-1] == 2000 and len(evaluation_epochs(2000, 50)) == 46
     assert evaluation_epochs(7, 5) == [0, 1, 2, 5, 7]
 
 
@@ -277,7 +277,7 @@ def test_cost_model_counts_the_work():
     authors = workload(GroupConfig(n=200, protocol=protocol("authors")), head_pool=2000)
     assert authors["minibatch_passes"] == 9 * 2000 * 200 and authors["fullbatch_passes"] == 0
     assert authors["head_steps"] == 300 * 125
-    assert authors["evaluation_passes"] == 9 * 105 * (200 + 200 + 1000)
+    assert authors["evaluation_passes"] == 9 * 46 * (200 + 200 + 1000)
     gd = workload(GroupConfig(n=20, protocol=protocol("gd")), head_pool=2000)
     assert gd["fullbatch_passes"] == 9 * 300 * 20 + 12 * 100 * 20 and gd["head_steps"] == 0
 
@@ -348,3 +348,37 @@ def test_dataclass_round_trip_of_a_group():
                          protocol=protocol("gd"))
     again = GroupConfig.from_dict(dataclasses.asdict(config))
     assert again == config and again.special_tokens is True
+
+
+def test_factor_rows_find_the_changed_protocol_under_any_label():
+    from verify.realworld.results import factor_rows
+    from verify.realworld.table import summary_rows
+
+    runs = []
+    for label, noisy_accuracy in (("fullbatch-adam", 0.70), ("gd", 0.80),
+                                  ("fullbatch-adam+learning-rate", 0.79)):
+        runs += [_run_row(200, 0.0, s, 0.80 + 0.01 * s, "nan", label=label) for s in range(3)]
+        runs += [_run_row(200, 0.1, s, noisy_accuracy + 0.011 * s, 1.0, label=label)
+                 for s in range(3)]
+    rows = {(row["base"], row["factor"]): row for row in factor_rows(summary_rows(runs))}
+    assert set(rows) == {("fullbatch-adam", "optimiser"), ("fullbatch-adam", "learning-rate"),
+                         ("gd", "optimiser")}  # gd with Adam is fullbatch-adam
+    forward = rows["fullbatch-adam", "optimiser"]
+    assert forward["changed_protocol"] == "gd" and forward["base_final_verdict"] == "harmful"
+    assert forward["changed_final_verdict"] == "benign"
+    assert rows["gd", "optimiser"]["changed_final_verdict"] == "harmful"
+    assert rows["fullbatch-adam", "learning-rate"]["target_final_verdict"] == "not run"
+
+
+def test_groups_whose_runs_are_all_stored_are_not_run_again(tmp_path):
+    from verify.experiments.sweep import ResultStore, canonical
+    from verify.realworld.config import GroupConfig
+    from verify.realworld.grid import not_yet_run
+    from verify.realworld.variants import variant
+
+    stored = GroupConfig(n=200, etas=(0.0, 0.1, 0.2), protocol=variant("gd"))
+    ResultStore(tmp_path).save("k", {"config": canonical(stored.to_dict())})
+    subset = GroupConfig(n=200, etas=(0.0, 0.1), protocol=variant("fullbatch-adam+optimiser"))
+    other_seed = subset.replace(seeds=(0, 5))
+    other_n = subset.replace(n=20)
+    assert not_yet_run([subset, other_seed, other_n], tmp_path) == [other_seed, other_n]

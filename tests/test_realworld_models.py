@@ -328,7 +328,7 @@ def test_authors_run_records_its_settings_and_is_reproducible(tiny_cache):
     assert first["protocol"]["learning_rate"] == 5e-5 and first["protocol"]["clip_norm"] == 1.0
     assert first["protocol"]["schedule"] == "linear" and first["protocol"]["batch_size"] == 16
     assert first["special_tokens"] is False and first["head"]["pooler_used"] is True
-    assert first["head"]["head_examples"] == 40  # the whole (tiny) head pool
+    assert first["head"]["head_examples"] == 40  # 3,000 asked, the whole (tiny) head pool
     assert first["updates"] == 3 and first["learning_rate_used"] == 5e-5
     assert set(first["protocol"]) >= {k for k in PROTOCOLS["authors"].to_dict()}
     assert [m["history"] for m in first["members"]] == [m["history"] for m in again["members"]]

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from theory.validation import InvalidParameter
 from verify.realworld.config import GroupConfig
 from verify.realworld.readout import LastLayer, PreparedInputs
 
@@ -49,12 +48,7 @@ def context_for(config: GroupConfig, progress: bool = False) -> Context:
     key = context_key(config)
     if key not in _CONTEXTS:
         _CONTEXTS[key] = _load_context(config, progress)
-    context = _CONTEXTS[key]
-    wanted = config.protocol.head_examples
-    if wanted is not None and wanted > len(context.pools.head):
-        raise InvalidParameter("head_examples", wanted, f"an integer <= {len(context.pools.head)}"
-                               f" (the head pool of {config.dataset}), or None")
-    return context
+    return _CONTEXTS[key]
 
 
 def _load_context(config: GroupConfig, progress: bool) -> Context:

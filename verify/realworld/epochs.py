@@ -23,8 +23,9 @@ def scheduled_rate(rate: float, schedule: str, update: int, total: int) -> float
 
 
 def evaluation_epochs(epochs: int, every: int) -> list[int]:
-    """0, the early epochs 1, 2, 5, 10 below ``every``, the multiples of ``every``, the last."""
-    early = {e for e in (1, 2, 5, 10) if e < every and e <= epochs}
+    """0, the early epochs 1, 2, 5, 10, 20 below ``every``, the multiples of ``every``, the
+    last."""
+    early = {e for e in (1, 2, 5, 10, 20) if e < every and e <= epochs}
     return sorted(early | set(range(0, epochs + 1, every)) | {epochs})
 
 

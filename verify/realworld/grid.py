@@ -12,6 +12,7 @@ cells, share one report).
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from theory.validation import (
     Validated,
     parameter,
 )
+from verify.experiments.sweep import canonical
 from verify.realworld.config import DATASET_NAMES, GroupConfig
 from verify.realworld.datasets import MODALITY
 from verify.realworld.variants import FACTORS, GRID_VARIANTS, TARGET, applies, variant
@@ -98,10 +100,28 @@ class FactorSettings(Validated):
                       key=lambda g: g.protocol.epochs)
 
 
+def member_keys(config: dict[str, Any]) -> set[str]:
+    """One key per run of a group: everything that determines it (the group's other members
+    do not)."""
+    common = {k: v for k, v in config.items() if k not in ("etas", "seeds")}
+    return {json.dumps(canonical({**common, "seed": seed, "eta": eta}), sort_keys=True)
+            for seed in config["seeds"] for eta in config["etas"]}
+
+
+def not_yet_run(groups: list[GroupConfig], store: Path) -> list[GroupConfig]:
+    """The groups with a run that no stored group holds (another group may hold all of a
+    group's runs, e.g. the gradient-descent protocol as the optimiser factor)."""
+    from verify.experiments.sweep import ResultStore
+
+    results = ResultStore(store)
+    done = set().union(*(member_keys(results.load(key)["config"]) for key in results.keys()))
+    return [g for g in groups if not member_keys(canonical(g.to_dict())) <= done]
+
+
 def run_groups(out: str | Path, groups: list[GroupConfig], executor=None, progress: bool = True,
                settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run the groups not yet in ``out/runs``, then rebuild every table, figure and the report
-    from all groups stored there."""
+    """Run the groups with runs not yet in ``out/runs``, then rebuild every table, figure and
+    the report from all groups stored there."""
     from verify.experiments.sweep import run_sweep
     from verify.realworld.context import context_for, release_contexts
     from verify.realworld.protocol import run_point
@@ -109,13 +129,15 @@ def run_groups(out: str | Path, groups: list[GroupConfig], executor=None, progre
 
     out = Path(out)
     started = time.perf_counter()
+    requested, groups = len(groups), not_yet_run(groups, out / "runs")
     for group in {(g.dataset, g.backbone_options): g for g in groups}.values():
         context_for(group, progress=progress)  # fill the feature cache before any worker
         release_contexts()
     cached = time.perf_counter() - started
     report = run_sweep([{"config": g.to_dict()} for g in groups], run_point, out / "runs",
                        executor, progress=progress, desc="realworld groups")
-    call = {"settings": settings or {}, "groups_requested": len(groups),
+    call = {"settings": settings or {}, "groups_requested": requested,
+            "groups_held_elsewhere": requested - len(groups),
             "groups_computed": report.computed, "groups_pending": report.pending,
             "wall_seconds_this_call": time.perf_counter() - started,
             "feature_cache_seconds": cached}

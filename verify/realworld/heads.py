@@ -39,11 +39,26 @@ class HeadFit:
     record: dict
 
 
+HEAD_FIELDS = ("head_fit", "head_examples", "head_pooler", "head_epochs", "head_learning_rate",
+               "head_batch_size", "head_l2", "head_iterations")
+_FITTED: dict[tuple, HeadFit] = {}
+
+
 def fit_heads(config: GroupConfig, features: torch.Tensor, labels: torch.Tensor,
-              num_classes: int, pooler: torch.nn.Module | None) -> HeadFit:
-    """One head per seed of ``config`` on the first ``head_examples`` examples."""
+              num_classes: int, pooler: torch.nn.Module | None, context: tuple = ()) -> HeadFit:
+    """One head per seed of ``config`` on the first ``head_examples`` examples (all of the
+    head pool if fewer); remembered per process for ``context`` (the data set and its
+    preprocessing), the seeds and the head settings, since every n and eta shares it."""
+    key = (context, config.seeds, *(getattr(config.protocol, f) for f in HEAD_FIELDS))
+    if not context or key not in _FITTED:
+        _FITTED[key] = _fit_heads(config, features, labels, num_classes, pooler)
+    return _FITTED[key]
+
+
+def _fit_heads(config: GroupConfig, features: torch.Tensor, labels: torch.Tensor,
+               num_classes: int, pooler: torch.nn.Module | None) -> HeadFit:
     protocol = config.protocol
-    count = protocol.head_examples or len(labels)
+    count = min(protocol.head_examples or len(labels), len(labels))
     features, labels = features[:count], labels[:count]
     if protocol.head_fit == "lbfgs":
         head = lbfgs_head(features, labels, num_classes, protocol.head_l2,

@@ -31,8 +31,9 @@ CLIP_EPSILON = 1e-6
 
 def member_norms(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
     """Euclidean norm of each member's gradient over all ``tensors``: ``[M]``."""
-    squares = sum(t.grad.reshape(t.shape[0], -1).pow(2).sum(dim=1) for t in tensors)
-    return squares.sqrt()
+    per_tensor = torch.stack([torch.linalg.vector_norm(t.grad.reshape(t.shape[0], -1), dim=1)
+                              for t in tensors])
+    return torch.linalg.vector_norm(per_tensor, dim=0)
 
 
 def clip_members(tensors: Sequence[torch.Tensor], max_norm: float) -> torch.Tensor:

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from verify.realworld.config import GroupConfig
-from verify.realworld.context import Context, context_for
+from verify.realworld.context import Context, context_for, context_key
 from verify.realworld.epochs import early_stopping_epoch
 from verify.realworld.heads import fit_heads
 from verify.realworld.members import MemberData, initial_query_key, member_data
@@ -59,7 +59,7 @@ def _run_group(config: GroupConfig, progress: bool) -> dict[str, Any]:
     ctx = context_for(config, progress)
     data = member_data(config, ctx.labels["train"], ctx.num_classes)
     head = fit_heads(config, ctx.head_features, ctx.labels["head"], ctx.num_classes,
-                     ctx.last.pooler)
+                     ctx.last.pooler, context_key(config))
     phase_one = time.perf_counter() - started
     protocol = config.protocol
     probe, rate = None, protocol.learning_rate

@@ -51,26 +51,34 @@ def label_of(protocol: dict[str, Any]) -> str:
 
 
 def factor_rows(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per noisy cell with a ``BASE+FACTOR`` label: the base's and the changed protocol's
-    paired accuracy change and verdict, and the target protocol's where it was run."""
+    """Per noisy cell of a base protocol and factor that were both run: the base's and the
+    changed protocol's paired accuracy change and verdict, and the target protocol's where it
+    was run. (The changed protocol may carry another label: ``fullbatch-adam+optimiser`` is
+    ``gd``.)"""
     cells = {(e["protocol"], e["dataset"], e["n"], e["eta"]): e for e in summary}
+    changed_label = {(base, factor): label_of(variant(f"{base}+{factor}").to_dict())
+                     for base in TARGET for factor in FACTORS}
     rows = []
-    for (label, dataset, n, eta), entry in sorted(cells.items()):
-        base, _, factor = label.partition("+")
-        if eta == 0 or factor not in FACTORS or (base, dataset, n, eta) not in cells:
-            continue
-        reference = cells[(base, dataset, n, eta)]
-        target = cells.get((TARGET[base], dataset, n, eta), {})
-        row = {"dataset": dataset, "n": n, "eta": eta, "base": base, "factor": factor,
-               "target": TARGET[base]}
-        for readout in ("final", "early"):
-            for prefix, source in (("base", reference), ("changed", entry), ("target", target)):
-                row[f"{prefix}_{readout}_change"] = source.get(f"{readout}_change")
-                row[f"{prefix}_{readout}_verdict"] = source.get(f"{readout}_verdict", "not run")
-        row["changed_test_accuracy"] = entry["test_accuracy"]
-        row["changed_noisy_fitted"] = entry["noisy_fitted"]
-        rows.append(row)
+    for (base, dataset, n, eta), reference in sorted(cells.items()):
+        for factor in FACTORS if base in TARGET and eta > 0 else ():
+            entry = cells.get((changed_label[base, factor], dataset, n, eta))
+            if entry is not None and changed_label[base, factor] != base:
+                rows.append(_factor_row(reference, entry, cells, base, factor))
     return rows
+
+
+def _factor_row(reference: dict, entry: dict, cells: dict, base: str, factor: str) -> dict:
+    dataset, n, eta = entry["dataset"], entry["n"], entry["eta"]
+    target = cells.get((TARGET[base], dataset, n, eta), {})
+    row = {"dataset": dataset, "n": n, "eta": eta, "base": base, "factor": factor,
+           "changed_protocol": entry["protocol"], "target": TARGET[base]}
+    for readout in ("final", "early"):
+        for prefix, source in (("base", reference), ("changed", entry), ("target", target)):
+            row[f"{prefix}_{readout}_change"] = source.get(f"{readout}_change")
+            row[f"{prefix}_{readout}_verdict"] = source.get(f"{readout}_verdict", "not run")
+    row["changed_test_accuracy"] = entry["test_accuracy"]
+    row["changed_noisy_fitted"] = entry["noisy_fitted"]
+    return row
 
 
 def span_seconds(records: list[dict[str, Any]]) -> float:

@@ -24,11 +24,17 @@ READOUTS = {"final": ("test_accuracy", "noisy_fitted"),
 
 def run_rows(records: Sequence[dict[str, Any]], labels: Mapping[str, str]) -> list[dict]:
     """One row per run (member) of every group record; ``labels`` maps a record's key to its
-    protocol label."""
-    rows = []
+    protocol label. A run held by two groups (same label, data set, n, eta and seed) counts
+    once."""
+    rows, seen = [], set()
     for record in records:
         config, result = record["config"], record["result"]
         for member in result["members"]:
+            run = (labels[record["key"]], config["dataset"], config["n"], member["eta"],
+                   member["seed"])
+            if run in seen:
+                continue
+            seen.add(run)
             final = member["final"]
             rows.append({
                 "protocol": labels[record["key"]], "dataset": config["dataset"],
