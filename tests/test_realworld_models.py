@@ -199,7 +199,7 @@ def _reference_run(text_backbone, member: int, epochs: int, rate: float):
     parameters = [query.weight, query.bias, key.weight, key.bias]
     try:
         with torch.no_grad():
-            query.weight.copy_(weights.query_weight[member])
+            query.weight.copy_(weights.query_weight[member].T)  # ours is (in, out)
             query.bias.copy_(weights.query_bias[member])
             key.weight.copy_(weights.key_weight[member])
             key.bias.normal_(generator=torch.Generator().manual_seed(9))  # cancels in softmax
@@ -225,7 +225,7 @@ def _reference_run(text_backbone, member: int, epochs: int, rate: float):
                 norms.append(float(torch.nn.utils.clip_grad_norm_(parameters, 1.0)))
                 optimiser.step()
                 schedule.step()
-        return [t.detach().clone() for t in (query.weight, query.bias, key.weight)], norms
+        return [t.detach().clone() for t in (query.weight.T, query.bias, key.weight)], norms
     finally:
         with torch.no_grad():
             for parameter, value in zip(parameters, saved, strict=True):

@@ -56,9 +56,9 @@ class PreparedInputs:
 class QueryKey:
     """Trainable query weights and biases and key weights of ``M`` members."""
 
-    query_weight: torch.Tensor  # [M, D, D] (out, in)
+    query_weight: torch.Tensor  # [M, D, D] (in, out): q = x W + b, nn.Linear's weight transposed
     query_bias: torch.Tensor  # [M, D]
-    key_weight: torch.Tensor  # [M, D, D]
+    key_weight: torch.Tensor  # [M, D, D] (out, in), as nn.Linear's weight
 
     def tensors(self) -> list[torch.Tensor]:
         return [self.query_weight, self.query_bias, self.key_weight]
@@ -133,19 +133,19 @@ class LastLayer:
     def pretrained_query_key(self) -> QueryKey:
         """The layer's own query and key weights as one member."""
         query, key, _ = projections(self.layer)
-        return QueryKey(query.weight.detach()[None].clone(), query.bias.detach()[None].clone(),
-                        key.weight.detach()[None].clone())
+        return QueryKey(query.weight.detach().T[None].contiguous(),
+                        query.bias.detach()[None].clone(), key.weight.detach()[None].clone())
 
     def attention(self, weights: QueryKey, batch: PreparedInputs) -> torch.Tensor:
         """Query-row attention probabilities ``[G, B, E, H, T]`` (padding gets exactly 0)."""
         groups, size, tokens, width = batch.keys_input.shape
         members = len(weights) // groups
         heads, head_width = self.num_heads, width // self.num_heads
-        first = batch.keys_input[:, :, 0]  # [G, B, D]
-        query = torch.baddbmm(weights.query_bias.reshape(groups, 1, members * width), first,
-                              weights.query_weight.reshape(groups, members * width, width)
-                              .transpose(1, 2))  # [G, B, E*D]
-        query = query.view(groups, size, members * heads, head_width).transpose(1, 2)
+        first = batch.keys_input[:, None, :, 0]  # [G, 1, B, D]
+        query = torch.matmul(first, weights.query_weight.reshape(groups, members, width, width))
+        query = query + weights.query_bias.reshape(groups, members, 1, width)  # [G, E, B, D]
+        query = query.view(groups, members, size, heads, head_width).transpose(2, 3)
+        query = query.reshape(groups, members * heads, size, head_width)
         key = weights.key_weight.reshape(groups, members * heads, head_width, width)
         u = torch.matmul(query, key)  # [G, E*H, B, D]: (W_K^h)^T q_h
         u = u.transpose(1, 2).reshape(groups * size, members * heads, width)
