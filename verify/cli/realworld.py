@@ -134,10 +134,11 @@ def _execute(args: argparse.Namespace, groups, settings: dict[str, Any]) -> int:
         from verify.realworld.cost import estimate
 
         predicted = estimate(groups)
-        atomic_write_json(Path(args.out) / "cost_estimate.json",
+        atomic_write_json(Path(args.out) / f"cost_estimate_{args.realworld_command}.json",
                           {"settings": settings, **predicted})
         for row in predicted["groups"]:
-            print(f"{row['dataset']:>16} n={row['n']:<5} members={row['members']} "
+            print(f"{row['protocol']:>30} {row['dataset']:>16} n={row['n']:<5} "
+                  f"members={row['members']} "
                   f"epochs={row['epochs']:<5} {row['predicted_seconds'] / 60:8.1f} min")
         print(f"total {predicted['total_seconds'] / 3600:.2f} h at "
               f"{predicted['rates'][0]['torch_threads']} torch thread(s)")
@@ -271,5 +272,5 @@ def register_realworld_commands(commands: argparse._SubParsersAction) -> None:
 def _shared_flags(parser: argparse.ArgumentParser, executor_flags) -> None:
     parser.add_argument("--estimate", action="store_true",
                         help="measure this machine's speed, print the predicted time of every "
-                        "group not yet run, write DIR/cost_estimate.json, and stop")
+                        "group, write DIR/cost_estimate_COMMAND.json, and stop")
     executor_flags(parser)

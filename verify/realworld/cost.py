@@ -36,7 +36,7 @@ def workload(config: GroupConfig, head_pool: int) -> dict[str, float]:
     evaluations = len(evaluation_epochs(protocol.epochs, protocol.eval_every))
     probe = (len(GRID) + len(REFINEMENT)) * protocol.step_probe_steps * n \
         if protocol.learning_rate is None else 0
-    head = protocol.head_examples or head_pool
+    head = min(protocol.head_examples or head_pool, head_pool)
     head_steps = protocol.head_epochs * -(-head // protocol.head_batch_size) \
         if protocol.head_fit == "adam" else 0
     return {"minibatch_passes": passes if protocol.batch_size else 0,
@@ -67,14 +67,11 @@ def calibrate(config: GroupConfig) -> dict[str, float]:
     ctx = context_for(probe)
     data = member_data(probe, ctx.labels["train"], ctx.num_classes)
     examples = min(1600, len(ctx.labels["head"]))
-    heads_seconds = _timed(lambda: adam_heads(probe, ctx.head_features[:examples],
-                                              ctx.labels["head"][:examples], ctx.num_classes,
-                                              ctx.last.pooler))
-    heads = adam_heads(probe.replace(protocol=probe.protocol.replace(head_epochs=1)),
-                       ctx.head_features[:16], ctx.labels["head"][:16], ctx.num_classes,
-                       ctx.last.pooler)
+    started = time.perf_counter()
+    heads = adam_heads(probe, ctx.head_features[:examples], ctx.labels["head"][:examples],
+                       ctx.num_classes, ctx.last.pooler)
+    heads_seconds = time.perf_counter() - started
     trainer = _trainer(probe, ctx, heads, data, 5e-5, 16, 3)
-    import torch
 
     minibatch = _timed(trainer.epoch)
     trainer.batch_size = None
@@ -84,24 +81,39 @@ def calibrate(config: GroupConfig) -> dict[str, float]:
     return {"minibatch_passes": minibatch / passes, "fullbatch_passes": fullbatch / passes,
             "evaluation_passes": evaluation / (9 * (200 + 200 + len(ctx.test))),
             "head_steps": heads_seconds / -(-examples // 16),
-            "torch_threads": torch.get_num_threads()}
+            "torch_threads": _torch_threads()}
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 def estimate(groups: list[GroupConfig]) -> dict[str, Any]:
-    """Predicted seconds per group and in total, with the measured rates per data set."""
+    """Predicted seconds per group and in total, with the measured rates per data set (on one
+    thread, as the runs). A head is fit once per process for all groups that share it."""
     from verify.realworld.context import context_for
+    from verify.realworld.heads import HEAD_FIELDS
+    from verify.realworld.protocol import one_thread
+    from verify.realworld.results import label_of
 
     rates: dict[tuple, dict[str, float]] = {}
-    rows = []
+    rows, heads = [], set()
     for group in groups:
         key = (group.dataset, group.backbone_options)
         if key not in rates:
-            rates[key] = calibrate(group)
+            with one_thread():
+                rates[key] = calibrate(group)
         head_pool = len(context_for(group).pools.head)
         work = workload(group, head_pool)
+        head = (key, group.seeds, *(getattr(group.protocol, f) for f in HEAD_FIELDS))
+        if head in heads:
+            work["head_steps"] = 0
+        heads.add(head)
         seconds = sum(work[unit] * rates[key][unit] for unit in UNITS)
-        rows.append({"dataset": group.dataset, "n": group.n,
-                     "special_tokens": group.special_tokens,
+        rows.append({"protocol": label_of(group.protocol.to_dict()), "dataset": group.dataset,
+                     "n": group.n, "special_tokens": group.special_tokens,
                      "members": len(group.seeds) * len(group.etas),
                      "epochs": group.protocol.epochs, **work, "predicted_seconds": seconds})
     return {"groups": rows, "total_seconds": sum(r["predicted_seconds"] for r in rows),
