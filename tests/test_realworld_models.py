@@ -398,3 +398,28 @@ def test_a_feature_cache_file_for_other_examples_is_recomputed(text_backbone, tm
     assert torch.load(path, weights_only=True)["hidden"].shape[0] == 2
     changed = _texts("a fine film", "dull, long and loud!")
     assert cache_key(text_backbone.identity, changed, np.arange(2)) != path.stem.split("-", 1)[1]
+
+
+def test_stability_means_strict_descent_at_every_step():
+    from verify.realworld.step_size import is_stable
+
+    assert is_stable([3.0, 2.0, 1.5, 1.4])
+    assert not is_stable([3.0, 2.0, 2.0, 2.0])  # saturated: the loss stopped moving
+    assert not is_stable([3.0, 3.1, 1.0])  # one increase
+    assert not is_stable([3.0, float("nan"), 1.0])
+
+
+def test_a_head_is_fit_once_per_context_seeds_and_settings():
+    from verify.realworld.config import GroupConfig
+    from verify.realworld.heads import fit_heads
+    from verify.realworld.protocols import protocol
+
+    generator = torch.Generator().manual_seed(0)
+    features = torch.randn(40, 8, generator=generator)
+    labels = (features[:, 0] > 0).long()
+    config = GroupConfig(protocol=protocol("fullbatch-adam", head_examples=30))
+    first = fit_heads(config, features, labels, 2, None, context=("test", 1))
+    assert fit_heads(config, features, labels, 2, None, context=("test", 1)) is first
+    assert first.record["head_examples"] == 30 and min(first.record["head_train_accuracy"]) > 0.9
+    other = config.replace(protocol=config.protocol.replace(head_examples=20))
+    assert fit_heads(other, features, labels, 2, None, context=("test", 1)) is not first
