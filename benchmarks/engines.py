@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from verify.output.files import atomic_write_json
+from verify.output.provenance import provenance
 from verify.sim.config import preset
 from verify.sim.data import generate
 from verify.sim.engines import DenseEngine, ReducedEngine
-from verify.output.files import atomic_write_json, provenance
 
 
 def measure(engine_class, config, data):
@@ -45,14 +46,19 @@ def main() -> None:
     data = generate(config)
     reduced_s, reduced_peak, reduced_logits = measure(ReducedEngine, config, data)
     dense_s, dense_peak, dense_logits = measure(DenseEngine, config, data)
-    agreement = float(np.abs(dense_logits - reduced_logits).max()
-                      / np.abs(dense_logits).max())
-    record = {"config": config.to_dict(), "provenance": provenance(),
-              "dense_seconds": dense_s, "reduced_seconds": reduced_s,
-              "time_ratio_dense_over_reduced": dense_s / reduced_s,
-              "dense_peak_bytes": dense_peak, "reduced_peak_bytes": reduced_peak,
-              "memory_ratio_dense_over_reduced": dense_peak / reduced_peak,
-              "final_logits_relative_difference": agreement, "target_time_ratio": 50}
+    agreement = float(np.abs(dense_logits - reduced_logits).max() / np.abs(dense_logits).max())
+    record = {
+        "config": config.to_dict(),
+        "provenance": provenance(),
+        "dense_seconds": dense_s,
+        "reduced_seconds": reduced_s,
+        "time_ratio_dense_over_reduced": dense_s / reduced_s,
+        "dense_peak_bytes": dense_peak,
+        "reduced_peak_bytes": reduced_peak,
+        "memory_ratio_dense_over_reduced": dense_peak / reduced_peak,
+        "final_logits_relative_difference": agreement,
+        "target_time_ratio": 50,
+    }
     for key, value in record.items():
         if key not in ("config", "provenance"):
             print(f"{key:36s} {value:.4g}" if isinstance(value, float) else f"{key:36s} {value}")

@@ -12,15 +12,16 @@ from pathlib import Path
 
 import numpy as np
 
+from verify.output.files import atomic_write_json
+from verify.output.provenance import provenance
 from verify.sim.config import preset
 from verify.sim.data import generate
 from verify.sim.engines import FlowEngine, ReducedEngine
-from verify.output.files import atomic_write_json, provenance
 
 
-def max_difference(config, data, coordinates, steps, points=20):
-    gd = ReducedEngine(config, data, coordinates=coordinates)
-    flow = FlowEngine(config, data, coordinates=coordinates)
+def max_difference(config, data, setup, steps, points=20):
+    gd = ReducedEngine(config, data, setup=setup)
+    flow = FlowEngine(config, data, setup=setup)
     worst = 0.0
     for step in np.unique(np.geomspace(1, steps, points).round()):
         gd.advance_to(step)
@@ -36,29 +37,43 @@ def main() -> None:
     args = parser.parse_args()
     config = preset("benign", test_size=0)
     data = generate(config)
-    coordinates = ReducedEngine(config, data).coordinates
+    setup = ReducedEngine(config, data).setup
     rows = []
     for factor in (1, 2):
         alpha = config.alpha / factor
         started = time.perf_counter()
-        difference, solver_steps = max_difference(config.replace(alpha=alpha), data,
-                                                  coordinates, args.steps * factor)
-        rows.append({"alpha": alpha, "gd_steps": args.steps * factor,
-                     "max_logit_difference": difference, "flow_solver_steps": solver_steps,
-                     "seconds": time.perf_counter() - started})
+        difference, solver_steps = max_difference(
+            config.replace(alpha=alpha), data, setup, args.steps * factor
+        )
+        rows.append(
+            {
+                "alpha": alpha,
+                "gd_steps": args.steps * factor,
+                "max_logit_difference": difference,
+                "flow_solver_steps": solver_steps,
+                "seconds": time.perf_counter() - started,
+            }
+        )
         print(rows[-1])
     ratio = rows[0]["max_logit_difference"] / rows[1]["max_logit_difference"]
     print(f"difference ratio alpha / (alpha/2) = {ratio:.3f} (O(alpha) predicts 2)")
     flow_config = config.replace(engine="flow", steps=10**12)
     started = time.perf_counter()
-    flow = FlowEngine(flow_config, data, coordinates=coordinates)
+    flow = FlowEngine(flow_config, data, setup=setup)
     flow.advance_to(10**12)
     flow_seconds = time.perf_counter() - started
     print(f"flow to 1e12 steps: {flow_seconds:.2f} s, {flow.solver_steps} solver steps")
-    atomic_write_json(Path(args.out) / "flow_vs_gd.json",
-                      {"config": config.to_dict(), "provenance": provenance(), "rows": rows,
-                       "difference_ratio": ratio, "flow_1e12_seconds": flow_seconds,
-                       "flow_1e12_solver_steps": flow.solver_steps})
+    atomic_write_json(
+        Path(args.out) / "flow_vs_gd.json",
+        {
+            "config": config.to_dict(),
+            "provenance": provenance(),
+            "rows": rows,
+            "difference_ratio": ratio,
+            "flow_1e12_seconds": flow_seconds,
+            "flow_1e12_solver_steps": flow.solver_steps,
+        },
+    )
 
 
 if __name__ == "__main__":

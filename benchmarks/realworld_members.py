@@ -23,14 +23,19 @@ from verify.realworld.protocol import _trainer, one_thread
 from verify.realworld.protocols import protocol
 
 
-def seconds_per_pass(dataset: str, seeds: int, etas: int, batch: int | None,
-                     seconds: float = 10.0) -> float:
-    config = GroupConfig(dataset=dataset, n=200, etas=(0.0, 0.1, 0.2)[:etas],
-                         seeds=tuple(range(seeds)), protocol=protocol("authors"))
+def seconds_per_pass(
+    dataset: str, seeds: int, etas: int, batch: int | None, seconds: float = 10.0
+) -> float:
+    config = GroupConfig(
+        dataset=dataset,
+        n=200,
+        etas=(0.0, 0.1, 0.2)[:etas],
+        seeds=tuple(range(seeds)),
+        protocol=protocol("authors"),
+    )
     ctx = context_for(config)
     data = member_data(config, ctx.labels["train"], ctx.num_classes)
-    heads = initial_heads(config, ctx.train.keys_input.shape[-1], ctx.num_classes,
-                          ctx.last.pooler)
+    heads = initial_heads(config, ctx.train.keys_input.shape[-1], ctx.num_classes, ctx.last.pooler)
     trainer = _trainer(config, ctx, heads, data, 5e-5, batch, etas)
     trainer.epoch()  # warm-up
     started, epochs = time.perf_counter(), 0
@@ -49,7 +54,9 @@ def main() -> None:
                 batched = seconds_per_pass(dataset, 3, 3, batch)
                 results[f"{dataset}, {label}"] = {
                     "one member, us per pass": single * 1e6,
-                    "nine members, us per pass": batched * 1e6, "speed-up": single / batched}
+                    "nine members, us per pass": batched * 1e6,
+                    "speed-up": single / batched,
+                }
     print(json.dumps(results, indent=2))
 
 

@@ -37,8 +37,11 @@ def best_of(function, repeats: int = 3) -> float:
 def measure(backbone, data, examples: int) -> dict[str, float]:
     subset = data.subset(np.arange(examples))
     last = LastLayer(backbone)
-    width = backbone.last_layer.mlp.fc1.in_features if data.modality == "image" else \
-        backbone.model.config.hidden_size
+    width = (
+        backbone.last_layer.mlp.fc1.in_features
+        if data.modality == "image"
+        else backbone.model.config.hidden_size
+    )
     head = torch.nn.Linear(width, data.num_classes)
     heads = Heads(head.weight.detach()[None], head.bias.detach()[None])
     labels = torch.as_tensor(subset.labels)
@@ -73,20 +76,32 @@ def measure(backbone, data, examples: int) -> dict[str, float]:
         logits, _ = last(weights, heads, prepared)
         torch.nn.functional.cross_entropy(logits[0], labels).backward()
 
-    seconds = {name: best_of(function) for name, function in (
-        ("whole_backbone", whole_backbone), ("last_layer_all_tokens", last_layer_all_tokens),
-        ("cls_readout", cls_readout))}
-    return {**seconds, "examples": examples, "tokens": int(cached.hidden.shape[1]),
-            "ratio_whole_backbone": seconds["whole_backbone"] / seconds["cls_readout"],
-            "ratio_last_layer": seconds["last_layer_all_tokens"] / seconds["cls_readout"]}
+    seconds = {
+        name: best_of(function)
+        for name, function in (
+            ("whole_backbone", whole_backbone),
+            ("last_layer_all_tokens", last_layer_all_tokens),
+            ("cls_readout", cls_readout),
+        )
+    }
+    return {
+        **seconds,
+        "examples": examples,
+        "tokens": int(cached.hidden.shape[1]),
+        "ratio_whole_backbone": seconds["whole_backbone"] / seconds["cls_readout"],
+        "ratio_last_layer": seconds["last_layer_all_tokens"] / seconds["cls_readout"],
+    }
 
 
 def main() -> None:
     torch.manual_seed(0)
-    results = {"text (MiniLM, rotten-tomatoes)": measure(TextBackbone(),
-                                                         load_dataset("rotten-tomatoes"), 200),
-               "image (DINOv2-small, mnist)": measure(ImageBackbone(), load_dataset("mnist"), 200),
-               "threads": torch.get_num_threads()}
+    results = {
+        "text (MiniLM, rotten-tomatoes)": measure(
+            TextBackbone(), load_dataset("rotten-tomatoes"), 200
+        ),
+        "image (DINOv2-small, mnist)": measure(ImageBackbone(), load_dataset("mnist"), 200),
+        "threads": torch.get_num_threads(),
+    }
     print(json.dumps(results, indent=2))
 
 

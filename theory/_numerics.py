@@ -8,7 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from theory.validation import InvalidParameter
+
 LOG_FLOAT64_MAX = float(np.log(np.finfo(np.float64).max))
+
+
+def finite_array(name: str, value: object) -> np.ndarray:
+    """``value`` as a float64 array when every entry is a finite real number, else
+    :class:`~theory.validation.InvalidParameter`."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidParameter(name, value, "finite real numbers") from None
+    if not np.all(np.isfinite(array)):
+        raise InvalidParameter(name, value, "finite real numbers")
+    return array
 
 
 def reciprocal_two_plus_two_cosh(v: np.ndarray | float) -> np.ndarray:

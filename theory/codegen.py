@@ -12,7 +12,7 @@ from typing import Any
 
 import sympy as sp
 
-from theory._validation import require_choice
+from theory.validation import Options
 
 SUPPORTED_MODULES = ("numpy", "mpmath")
 
@@ -26,7 +26,7 @@ def lambdify_expression(
     ``cse=True`` (default) evaluates common subexpressions once (same values, much faster
     for the softmax-shaped expressions here).
     """
-    module = require_choice("module", module, SUPPORTED_MODULES)
+    module = Options(SUPPORTED_MODULES).check("module", module)
     return sp.lambdify(list(arguments), expression, modules=module, cse=cse)
 
 

@@ -75,8 +75,9 @@ class TokenGroup(Generic[Number]):
         return self.own + self.opposite  # type: ignore[operator]
 
 
-def token_groups(rho: Any, n_relevant: Any, n_weak_aligned: Any, n_weak_opposite: Any,
-                 T: Any) -> tuple[TokenGroup, ...]:
+def token_groups(
+    rho: Any, n_relevant: Any, n_weak_aligned: Any, n_weak_opposite: Any, T: Any
+) -> tuple[TokenGroup, ...]:
     """The four groups R, W+, W-, I with their counts and signal coefficients."""
     zero, one = rho * 0, rho * 0 + 1
     return (
@@ -103,36 +104,55 @@ class DataModel(Validated):
     n: int = parameter(20, Integer(1), "number of training sequences")
     T: int = parameter(8, Integer(2), "tokens per sequence")
     n_relevant: int = parameter(1, Integer(1), "relevant tokens (mu_{y*} + noise) per sequence")
-    n_weak_aligned: int = parameter(1, Integer(0),
-                                    "weakly relevant aligned tokens (rho mu_{y*} + noise)")
-    n_weak_opposite: int = parameter(1, Integer(0),
-                                     "weakly relevant opposite tokens (rho mu_{-y*} + noise)")
+    n_weak_aligned: int = parameter(
+        1, Integer(0), "weakly relevant aligned tokens (rho mu_{y*} + noise)"
+    )
+    n_weak_opposite: int = parameter(
+        1, Integer(0), "weakly relevant opposite tokens (rho mu_{-y*} + noise)"
+    )
     rho: float = parameter(0.1, Real(0.0, 1.0), "weak-relevance factor")
     eta: float = parameter(0.2, Real(0.0, 0.5, closed="left"), "label-noise rate")
-    flip: str = parameter("exact", Options(FLIP_MODES),
-                          "exact: round(n eta) flips, half per class; bernoulli: each label "
-                          "flips with probability eta")
+    flip: str = parameter(
+        "exact",
+        Options(FLIP_MODES),
+        "exact: round(n eta) flips, half per class; bernoulli: each label "
+        "flips with probability eta",
+    )
     sigma_eps: float = parameter(1.0, Real(0.0, 1e100), "token-noise standard deviation")
     mu_norm: float = parameter(20.0, Real(0.0, 1e100), "signal norm ||mu||")
-    nu_scale: float = parameter(1.0, Real(0.0, 1e100),
-                                "head scale s_nu: ||nu|| = s_nu / ||mu||, <mu_{+-1}, nu> = "
-                                "+-s_nu / sqrt 2")
+    nu_scale: float = parameter(
+        1.0,
+        Real(0.0, 1e100),
+        "head scale s_nu: ||nu|| = s_nu / ||mu||, <mu_{+-1}, nu> = +-s_nu / sqrt 2",
+    )
 
     def check_relations(self) -> None:
         need = self.n_relevant + self.n_weak_aligned + self.n_weak_opposite
-        require(self.T >= need, "T", self.T,
-                f"an integer >= n_relevant + n_weak_aligned + n_weak_opposite = {need}")
+        require(
+            self.T >= need,
+            "T",
+            self.T,
+            f"an integer >= n_relevant + n_weak_aligned + n_weak_opposite = {need}",
+        )
         if self.flip == "exact":
             flips = noisy_count(self.n, self.eta)
-            require(2 * flips < self.n, "eta", self.eta,
-                    f"a rate whose round(n eta) flipped labels stay below half of n = "
-                    f"{self.n} (here {flips} of {self.n})")
+            require(
+                2 * flips < self.n,
+                "eta",
+                self.eta,
+                f"a rate whose round(n eta) flipped labels stay below half of n = "
+                f"{self.n} (here {flips} of {self.n})",
+            )
         for name in ("mu_norm", "sigma_eps"):
             value = getattr(self, name)
             # Token norms squared must stay finite in float64 (logits, Gram matrices).
-            require(math.isfinite(value**2 * self.d * 1e6), name, value,
-                    f"a value whose square times d stays finite in float64 (< "
-                    f"{math.sqrt(1.7e308 / (self.d * 1e6)):.3g} at d = {self.d})")
+            require(
+                math.isfinite(value**2 * self.d * 1e6),
+                name,
+                value,
+                f"a value whose square times d stays finite in float64 (< "
+                f"{math.sqrt(1.7e308 / (self.d * 1e6)):.3g} at d = {self.d})",
+            )
 
     @property
     def n_irrelevant(self) -> int:
@@ -161,8 +181,9 @@ class DataModel(Validated):
     @property
     def groups(self) -> tuple[TokenGroup, ...]:
         """The token-group table with this model's counts and ``rho``."""
-        return token_groups(self.rho, self.n_relevant, self.n_weak_aligned,
-                            self.n_weak_opposite, self.T)
+        return token_groups(
+            self.rho, self.n_relevant, self.n_weak_aligned, self.n_weak_opposite, self.T
+        )
 
     @property
     def group_counts(self) -> dict[str, int]:
@@ -171,8 +192,7 @@ class DataModel(Validated):
     @property
     def position_groups(self) -> tuple[int, ...]:
         """Group index (into :data:`GROUP_NAMES`) of each of the T token positions."""
-        return tuple(index for index, group in enumerate(self.groups)
-                     for _ in range(group.count))
+        return tuple(index for index, group in enumerate(self.groups) for _ in range(group.count))
 
     @property
     def noisy_count(self) -> int:
@@ -191,14 +211,19 @@ class Training(Validated):
 
     alpha: float = parameter(5e-3, Real(0.0, 1e100), "GD step size")
     steps: int = parameter(1000, Integer(0), "GD steps (integers accept 1e13)")
-    init: str = parameter("uniform", Options(INIT_KINDS),
-                          "W(0) entries: uniform on (-s, s) (the authors' code) or N(0, s^2)")
+    init: str = parameter(
+        "uniform",
+        Options(INIT_KINDS),
+        "W(0) entries: uniform on (-s, s) (the authors' code) or N(0, s^2)",
+    )
     init_scale: float | None = parameter(
-        None, Optional(Real(0.0, 1e100), "s = 1/sqrt(d)"),
-        "initialisation scale s (default 1/sqrt d)")
+        None,
+        Optional(Real(0.0, 1e100), "s = 1/sqrt(d)"),
+        "initialisation scale s (default 1/sqrt d)",
+    )
 
     def scale(self, d: int) -> float:
-        """The initialisation scale :math:`s` (default :math:`1/\\sqrt d`)."""
+        r"""The initialisation scale :math:`s` (default :math:`1/\sqrt d`)."""
         return self.init_scale if self.init_scale is not None else 1.0 / math.sqrt(d)
 
     def entry_variance(self, d: int) -> float:
@@ -210,5 +235,13 @@ class Training(Validated):
         return self.entry_variance(d) * d
 
 
-__all__ = ["GROUP_NAMES", "FLIP_MODES", "INIT_KINDS", "TokenGroup", "token_groups",
-           "noisy_count", "DataModel", "Training"]
+__all__ = [
+    "GROUP_NAMES",
+    "FLIP_MODES",
+    "INIT_KINDS",
+    "TokenGroup",
+    "token_groups",
+    "noisy_count",
+    "DataModel",
+    "Training",
+]

@@ -37,13 +37,14 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from theory._numerics import reciprocal_two_plus_two_cosh
-from theory._validation import require_finite_array, require_integer_at_least, require_positive_real
+from theory._numerics import finite_array, reciprocal_two_plus_two_cosh
+from theory.proof import RECONSTRUCTION, Derivation
 from theory.quadrature import g_expression, g_prime_expression, quadrature_gap
 from theory.symbols import T as T_symbol
 from theory.symbols import alpha as alpha_symbol
 from theory.symbols import c as c_symbol
 from theory.symbols import x as x_symbol
+from theory.validation import Integer, Real
 
 # --------------------------------------------------------------------------- symbolic
 
@@ -91,11 +92,12 @@ def gd_recursion(
 
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available)."""
-    T = require_positive_real("T", T)
-    steps = require_integer_at_least("steps", steps, 0)
+    T = Real(0.0).check("T", T)
+    steps = Integer(0).check("steps", steps)
     x0, c, alpha = np.broadcast_arrays(
-        require_finite_array("x0", x0), require_finite_array("c", c),
-        require_finite_array("alpha", alpha),
+        finite_array("x0", x0),
+        finite_array("c", c),
+        finite_array("alpha", alpha),
     )
     log_T = math.log(T)
     drive = alpha * c
@@ -118,9 +120,9 @@ def gd_step_defect_bound(
 
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available)."""
-    T = require_positive_real("T", T)
-    shifted = require_finite_array("gap", gap) - math.log(T)
-    drive = require_finite_array("c", c) * require_finite_array("alpha", alpha)
+    T = Real(0.0).check("T", T)
+    shifted = finite_array("gap", gap) - math.log(T)
+    drive = finite_array("c", c) * finite_array("alpha", alpha)
     decay, denominator = _shifted_gap_factors(shifted)
     step = drive * reciprocal_two_plus_two_cosh(shifted)
     return drive**2 * np.exp(np.abs(step)) * 0.5 * (1.0 + decay**2) * decay / denominator
@@ -131,7 +133,7 @@ def gd_step_defect_uniform_bound(c: np.ndarray | float, alpha: np.ndarray | floa
 
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available)."""
-    drive = require_finite_array("c", c) * require_finite_array("alpha", alpha)
+    drive = finite_array("c", c) * finite_array("alpha", alpha)
     return drive**2 * np.exp(np.abs(drive) / 4.0) / 16.0
 
 
@@ -153,9 +155,9 @@ def gd_step_defect_enclosure(
 
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available)."""
-    T = require_positive_real("T", T)
-    shifted = require_finite_array("gap", gap) - math.log(T)
-    drive = require_finite_array("c", c) * require_finite_array("alpha", alpha)
+    T = Real(0.0).check("T", T)
+    shifted = finite_array("gap", gap) - math.log(T)
+    drive = finite_array("c", c) * finite_array("alpha", alpha)
     step = drive * reciprocal_two_plus_two_cosh(shifted)
     start_value = drive**2 * _scaled_sinh(shifted, shifted)
     end_value = drive**2 * _scaled_sinh(shifted + step, shifted)
@@ -216,10 +218,11 @@ def gd_recursion_bound(
 
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available)."""
-    T = require_positive_real("T", T)
+    T = Real(0.0).check("T", T)
     trajectory = gd_recursion(x0, c, alpha, steps, T)
     x0, c, alpha = np.broadcast_arrays(
-        np.asarray(x0, dtype=np.float64), np.asarray(c, dtype=np.float64),
+        np.asarray(x0, dtype=np.float64),
+        np.asarray(c, dtype=np.float64),
         np.asarray(alpha, dtype=np.float64),
     )
     step_index = np.arange(steps + 1, dtype=np.float64).reshape((-1,) + (1,) * x0.ndim)
@@ -244,3 +247,56 @@ def gd_recursion_bound(
         gap_error_bound_enclosure=np.maximum(np.abs(defect_low), np.abs(defect_high))
         * inverse_min_slope,
     )
+
+
+def derivations() -> list[Derivation]:
+    """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import NUMERIC, PARTIAL
+    from theory.symbols import alpha, c, x0
+
+    g_of = sp.Function("g")
+    g_inv = sp.Function("g^-1")
+    delta_k, u_k, E_k, m_k = sp.symbols("delta_k u_k E_k m_k", real=True)
+    x_k = sp.Symbol("x_k", real=True)
+    return [
+        Derivation(
+            "GD recursion: per-step defect (Taylor, Lagrange remainder)",
+            sp.Le(
+                sp.Abs(g_of(x_k + delta_k) - g_of(x_k) - alpha * c),
+                alpha**2
+                * c**2
+                * sp.exp(sp.Abs(delta_k))
+                * sp.cosh(u_k)
+                / (4 * (1 + sp.cosh(u_k)) ** 2),
+            ),
+            RECONSTRUCTION,
+            gd_taylor_remainder_residuals,
+            PARTIAL,
+            "the check proves g'(x) delta = alpha c for the GD step and g''/2 = sinh(x - log T); "
+            "bounding the Lagrange remainder is by hand; numeric: tests/theory/"
+            "test_gd_quadrature.py::test_per_step_bounds (exact mpmath steps)",
+        ),
+        Derivation(
+            "GD recursion: uniform per-step defect (the brief's 1/8 tightened to 1/16)",
+            sp.Le(
+                sp.Abs(g_of(x_k + delta_k) - g_of(x_k) - alpha * c),
+                alpha**2 * c**2 * sp.exp(sp.Abs(alpha * c) / 4) / 16,
+            ),
+            RECONSTRUCTION,
+            saturation_peak_residual,
+            PARTIAL,
+            "the check proves d/dt [t/(1+t)^2] = (1-t)/(1+t)^3 (maximum 1/4 at t = 1); the "
+            "step to the uniform bound is by hand; numeric: tests/theory/"
+            "test_gd_quadrature.py::test_per_step_bounds",
+        ),
+        Derivation(
+            "GD recursion vs quadrature: accumulated gap error",
+            sp.Le(sp.Abs(x_k - g_inv(g_of(x0) + sp.Symbol("k") * alpha * c)), E_k / m_k),
+            RECONSTRUCTION,
+            proof=NUMERIC,
+            evidence="tests/theory/test_gd_quadrature.py::"
+            "test_recursion_error_is_within_the_derived_bounds, "
+            "::test_recursion_error_bound_over_1e5_steps and "
+            "::test_defect_enclosure_against_mpmath",
+        ),
+    ]

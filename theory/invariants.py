@@ -11,7 +11,7 @@ One GD step :math:`W' = W - \alpha p G^\top`, :math:`p' = p - \alpha W G`:
 * :math:`(W'W'^\top - p'p'^\top) - (W W^\top - p p^\top)
   = \alpha^2 (\|G\|^2 p p^\top - (W G)(W G)^\top)` exactly.
 
-These are derived by this package (spec section 5.2); the paper's statements are not
+These are derived by this package; the paper's statements are not
 available.
 """
 
@@ -20,13 +20,14 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from theory._validation import require_integer_at_least
+from theory.proof import DERIVED, Derivation
 from theory.symbols import alpha as alpha_symbol
 from theory.symbols import real_matrix, real_vector
+from theory.validation import Integer
 
 
 def _symbolic_state(d: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
-    d = require_integer_at_least("d", d, 1)
+    d = Integer(1).check("d", d)
     return real_matrix("W", d, d), real_vector("p", d), real_vector("G", d)
 
 
@@ -106,3 +107,55 @@ def gd_invariant_drift(W: np.ndarray, p: np.ndarray, G: np.ndarray, alpha: float
     G = np.asarray(G, dtype=np.float64).reshape(-1)
     WG = W @ G
     return float(alpha) ** 2 * (float(G @ G) * np.outer(p, p) - np.outer(WG, WG))
+
+
+def derivations() -> list[Derivation]:
+    """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import SYMBOLIC
+    from theory.symbols import alpha, tau
+
+    d_dim = sp.Symbol("d", positive=True, integer=True)
+    W = sp.MatrixSymbol("W", d_dim, d_dim)
+    p = sp.MatrixSymbol("p", d_dim, 1)
+    G = sp.MatrixSymbol("G", d_dim, 1)
+    q = sp.MatrixSymbol("q", d_dim, 1)
+    W_next = sp.MatrixSymbol("W'", d_dim, d_dim)
+    p_next = sp.MatrixSymbol("p'", d_dim, 1)
+    p_norm_sq = sp.Symbol("||p||^2", nonnegative=True)
+    G_norm_sq = sp.Symbol("||G||^2", nonnegative=True)
+    return [
+        Derivation(
+            "Gradient-flow invariant",
+            sp.Eq(
+                sp.Derivative(W * W.T - p * p.T, tau), sp.ZeroMatrix(d_dim, d_dim), evaluate=False
+            ),
+            DERIVED,
+            lambda: [gradient_flow_invariant_residual(d) for d in (2, 3)],
+            SYMBOLIC,
+            "residuals vanish for explicit d x d matrices, d = 2, 3",
+        ),
+        Derivation(
+            "Query velocity under gradient flow",
+            sp.Eq(
+                sp.Derivative(q, tau),
+                -(W.T * W + p_norm_sq * sp.Identity(d_dim)) * G,
+                evaluate=False,
+            ),
+            DERIVED,
+            lambda: [query_velocity_residual(d) for d in (2, 3)],
+            SYMBOLIC,
+            "residuals vanish for explicit d x d matrices, d = 2, 3",
+        ),
+        Derivation(
+            "Exact GD drift of the invariant per step",
+            sp.Eq(
+                (W_next * W_next.T - p_next * p_next.T) - (W * W.T - p * p.T),
+                alpha**2 * (G_norm_sq * p * p.T - (W * G) * (W * G).T),
+                evaluate=False,
+            ),
+            DERIVED,
+            lambda: [gd_invariant_drift_residual(d) for d in (2, 3)],
+            SYMBOLIC,
+            "residuals vanish for explicit d x d matrices, d = 2, 3",
+        ),
+    ]

@@ -1,11 +1,11 @@
 r"""The attention model in SymPy, its exact gradients, and generated reference kernels.
 
-Model (KNOWN, section 1 of the spec): :math:`f(X) = \nu^\top X^\top \mathrm{softmax}(X W^\top p)`,
+Model (KNOWN from the paper): :math:`f(X) = \nu^\top X^\top \mathrm{softmax}(X W^\top p)`,
 logits :math:`a_t = x_t^\top q` with :math:`q = W^\top p`, token scores
 :math:`\gamma_t = \langle x_t, \nu\rangle`, :math:`f = \sum_t s_t \gamma_t`,
 loss :math:`L = \frac1n \sum_i \ell(y_i f_i)`, :math:`\ell(z) = \log(1 + e^{-z})`.
 
-Derived here (section 5.1 of the spec) and proved symbolically for each small size:
+Derived here and proved symbolically for each small size:
 
 * :math:`h_{i,t} = \partial L / \partial a_{i,t}
   = \frac1n \ell'(y_i f_i)\, y_i\, s_{i,t} (\gamma_{i,t} - f_i)`,
@@ -24,9 +24,10 @@ import numpy as np
 import sympy as sp
 from sympy.codegen.cfunctions import log1p
 
-from theory._validation import require_choice, require_integer_at_least
 from theory.codegen import lambdify_expression
+from theory.proof import DERIVED, KNOWN, Derivation, for_sizes, indexed
 from theory.symbols import logit_symbols, real_matrix, real_vector, score_symbols
+from theory.validation import Integer, Options
 
 GRADIENT_FORMS = ("cancellation_free", "naive")
 LOSS_FORMS = ("stable", "naive")
@@ -143,7 +144,7 @@ def logit_gradient_residuals(T: int) -> list[sp.Expr]:
     residuals :math:`\partial_{a_t}(\frac1n\ell(yf)) - h_t` (all 0). Label y and n are
     symbolic. Method: differentiate, write :math:`e^{y f} = E`, :math:`e^{a_t} = e_t > 0`,
     and cancel the rational function."""
-    T = require_integer_at_least("T", T, 2)
+    T = Integer(2).check("T", T)
     logits, scores = logit_symbols(T), score_symbols(T)
     loss = sequence_loss(logits, scores, _label, _n_samples)
     claimed = logit_gradient(logits, scores, _label, _n_samples)
@@ -162,7 +163,7 @@ def score_deviation_residuals(T: int) -> list[sp.Expr]:
     r"""Proof of the cancellation-free identity
     :math:`\gamma_t - f = \sum_u s_u (\gamma_t - \gamma_u)` for ``T`` tokens (uses
     :math:`\sum_u s_u = 1`); returns the T simplified residuals (all 0)."""
-    T = require_integer_at_least("T", T, 2)
+    T = Integer(2).check("T", T)
     logits, scores = logit_symbols(T), score_symbols(T)
     probabilities = softmax(logits)
     output = attention_output(probabilities, scores)
@@ -177,7 +178,7 @@ def score_deviation_residuals(T: int) -> list[sp.Expr]:
 def shifted_softmax_residuals(T: int) -> list[sp.Expr]:
     r"""Proof that the softmax is shift-invariant, :math:`e^{a_t - m}/\sum_u e^{a_u - m} =
     e^{a_t}/\sum_u e^{a_u}` for every real m (so also for :math:`m = \max_u a_u`)."""
-    T = require_integer_at_least("T", T, 2)
+    T = Integer(2).check("T", T)
     logits = logit_symbols(T)
     shift = sp.Symbol("m", real=True)
     residuals = []
@@ -225,15 +226,13 @@ def chain_rule_residuals(T: int, d: int = 2, n: int = 2) -> tuple[sp.Matrix, sp.
     are the symbols :math:`h_{i,t}`; SymPy's chain rule differentiates it with respect to
     every entry of explicit symbolic W (d x d), p (d) and tokens. Returns the simplified
     residual matrices :math:`(\nabla_W L - p G^\top, \nabla_p L - W G)` (both zero).
-    Combined with :func:`logit_gradient_residuals` this proves the spec's section 5.1.
+    Combined with :func:`logit_gradient_residuals` this proves the exact GD update.
     """
-    T = require_integer_at_least("T", T, 2)
-    d = require_integer_at_least("d", d, 1)
-    n = require_integer_at_least("n", n, 1)
+    T = Integer(2).check("T", T)
+    d = Integer(1).check("d", d)
+    n = Integer(1).check("n", n)
     W, p = real_matrix("W", d, d), real_vector("p", d)
-    tokens = [
-        [real_vector(f"x_{{{i + 1},{t + 1}}}", d) for t in range(T)] for i in range(n)
-    ]
+    tokens = [[real_vector(f"x_{{{i + 1},{t + 1}}}", d) for t in range(T)] for i in range(n)]
     h = [[sp.Symbol(f"h_{{{i + 1},{t + 1}}}", real=True) for t in range(T)] for i in range(n)]
     flat_h = [h_it for row in h for h_it in row]
 
@@ -260,7 +259,7 @@ def stable_gradient_residuals(T: int) -> list[sp.Expr]:
     shift m (any real m, so in particular :math:`m = \max_u a_u`), and
     :math:`e^{-|z|} = w`; then each residual is a rational function that cancels to 0.
     """
-    T = require_integer_at_least("T", T, 2)
+    T = Integer(2).check("T", T)
     scores = score_symbols(T)
     positives = sp.symbols(f"e_1:{T + 1}", positive=True)
     shift_factor = sp.Symbol("M", positive=True)  # e^{-m}
@@ -294,8 +293,8 @@ def end_to_end_gradient_residuals(T: int = 2, d: int = 2) -> tuple[sp.Matrix, sp
     :math:`\partial L/\partial W` and :math:`\partial L/\partial p` equal :math:`p G^\top`
     and :math:`W G` with :math:`h_t = \frac1n \ell'(yf) y s_t (\gamma_t - f)` and
     :math:`\gamma_t = \langle x_t, \nu\rangle` (no generic function). Slower; small sizes."""
-    T = require_integer_at_least("T", T, 2)
-    d = require_integer_at_least("d", d, 1)
+    T = Integer(2).check("T", T)
+    d = Integer(1).check("d", d)
     W, p, nu = real_matrix("W", d, d), real_vector("p", d), real_vector("nu", d)
     tokens = real_matrix("x", T, d)
     logits = list(model_logits(tokens, W, p))
@@ -384,16 +383,16 @@ def reference_logit_gradient(
     :func:`cancellation_free_logit_gradient` (max-shifted softmax, overflow-free
     :math:`\ell'`, :math:`\gamma_t - f = \sum_u s_u(\gamma_t - \gamma_u)`), proved equal to
     the textbook form by :func:`stable_gradient_residuals`; ``form="naive"`` lambdifies the
-    textbook :func:`logit_gradient` (which loses accuracy at large gaps, as the spec warns).
+    textbook :func:`logit_gradient` (which loses accuracy at large gaps).
 
     ``module="numpy"``: logits/scores are arrays of shape ``(T, ...)`` (extra axes
     broadcast); returns a float64 array of shape ``(T, ...)``. ``module="mpmath"``: logits/
     scores are length-T sequences of mpf; returns a list of T mpf computed at the caller's
     working precision (use ``mpmath.workdps``).
     """
-    T = require_integer_at_least("T", T, 2)
-    module = require_choice("module", module, ("numpy", "mpmath"))
-    form = require_choice("form", form, GRADIENT_FORMS)
+    T = Integer(2).check("T", T)
+    module = Options(("numpy", "mpmath")).check("module", module)
+    form = Options(GRADIENT_FORMS).check("form", form)
     wrapped = _wrap_kernel(_logit_gradient_kernel(T, module, form), module, stack=True)
     wrapped.__doc__ = reference_logit_gradient.__doc__
     return wrapped
@@ -411,9 +410,86 @@ def reference_sequence_loss(
     :func:`shifted_softmax_residuals` and :func:`stable_loss_residuals`); ``form="naive"``
     the literal formula. Argument shapes as in :func:`reference_logit_gradient`.
     """
-    T = require_integer_at_least("T", T, 2)
-    module = require_choice("module", module, ("numpy", "mpmath"))
-    form = require_choice("form", form, LOSS_FORMS)
+    T = Integer(2).check("T", T)
+    module = Options(("numpy", "mpmath")).check("module", module)
+    form = Options(LOSS_FORMS).check("form", form)
     wrapped = _wrap_kernel(_sequence_loss_kernel(T, module, form), module, stack=False)
     wrapped.__doc__ = reference_sequence_loss.__doc__
     return wrapped
+
+
+def derivations() -> list[Derivation]:
+    """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import SYMBOLIC, SizedCheck
+    from theory.symbols import T, n
+
+    t_index, u_index, i_index = sp.symbols("t u i", integer=True, positive=True)
+    s, gamma, a = indexed("s"), indexed("gamma"), indexed("a")
+    f = sp.Symbol("f", real=True)
+    label = sp.Symbol("y_i", real=True)
+    loss_slope = sp.Function("ell'")
+    h = sp.Symbol("h_{i,t}", real=True)
+    loss = sp.Symbol("L", real=True)
+    d_dim = sp.Symbol("d", positive=True, integer=True)
+    W = sp.MatrixSymbol("W", d_dim, d_dim)
+    p = sp.MatrixSymbol("p", d_dim, 1)
+    G = sp.MatrixSymbol("G", d_dim, 1)
+    return [
+        Derivation(
+            "Model output and loss",
+            sp.Eq(f, sp.Sum(s[t_index] * gamma[t_index], (t_index, 1, T))),
+            KNOWN,
+        ),
+        Derivation(
+            "Gradient with respect to the logits (proved for T = 2..8)",
+            sp.Eq(
+                sp.Derivative(loss, a[i_index, t_index]),
+                loss_slope(label * f) * label * s[t_index] * (gamma[t_index] - f) / n,
+            ),
+            DERIVED,
+            for_sizes(logit_gradient_residuals),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8 tokens (symbolic label y and n)",
+        ),
+        Derivation(
+            "Vectorised gradients, G = sum_{i,t} h_{i,t} x_{i,t} (chain rule, T = 2..8, d = 2)",
+            sp.And(
+                sp.Eq(sp.Derivative(loss, p), W * G, evaluate=False),
+                sp.Eq(sp.Derivative(loss, W), p * G.T, evaluate=False),
+            ),
+            DERIVED,
+            for_sizes(chain_rule_residuals),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8, explicit d = 2, n = 2, any loss of the logits",
+        ),
+        Derivation(
+            "Cancellation-free score deviation (T = 2..8)",
+            sp.Eq(
+                gamma[t_index] - f,
+                sp.Sum(s[u_index] * (gamma[t_index] - gamma[u_index]), (u_index, 1, T)),
+            ),
+            DERIVED,
+            for_sizes(score_deviation_residuals),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8",
+        ),
+        Derivation(
+            "Overflow-free kernel equals the textbook gradient (T = 2..8)",
+            sp.Eq(
+                h,
+                loss_slope(label * f)
+                * label
+                * s[t_index]
+                * sp.Sum(s[u_index] * (gamma[t_index] - gamma[u_index]), (u_index, 1, T))
+                / n,
+            ),
+            DERIVED,
+            SizedCheck(
+                (stable_gradient_residuals, shifted_softmax_residuals),
+                range(2, 9),
+                (stable_loss_residuals,),
+            ),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8, both signs of the margin, any shift",
+        ),
+    ]

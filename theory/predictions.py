@@ -3,7 +3,7 @@ reconstructs.
 
 Every prediction here is this package's own derivation (the paper's exact statements
 and constants are not available); each is marked with the paper result it stands in
-for. Inputs are plain numbers (:class:`Setting`); :mod:`theory` never imports
+for. Inputs are the data model and training set-up of :mod:`theory.data_model`; it never imports
 :mod:`verify`. Rates come from the SymPy expressions of :mod:`theory.rates`
 (lambdified once), trajectories from the quadrature of :mod:`theory.quadrature`.
 """
@@ -11,6 +11,7 @@ for. Inputs are plain numbers (:class:`Setting`); :mod:`theory` never imports
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 
@@ -19,66 +20,54 @@ import sympy as sp
 from scipy import integrate, optimize, stats
 
 from theory import rates
+from theory.data_model import DataModel, Training
+from theory.proof import RECONSTRUCTION
 from theory.quadrature import g_prime, quadrature_gap
 from theory.symbols import d, eta, mu_norm, n, rho, sigma_eps
 
-RECONSTRUCTION = "reconstruction (this package's own derivation)"
+#: Constants of the predictions (exposed so that users holding the paper can plug in its
+#: values). ``gap_bracket_factor``: the clean/noisy gap lies between the quadrature curves
+#: with rate c / C and C c (C = 4: +-log 4 = 1.39 in gap units late on).
+#: ``benign_test_accuracy``: predicted argmax test accuracy above which an overfitting
+#: setting is called benign.
+PREDICTION_CONSTANTS = {"gap_bracket_factor": 4.0, "benign_test_accuracy": 0.95}
 
-#: Default constants of the predictions (exposed so that users holding the paper can
-#: plug in its values). ``gap_bracket_factor``: the clean/noisy gap lies between the
-#: quadrature curves with rate c / C and C c (C = 4: +-log 4 = 1.39 in gap units late
-#: on). ``benign_test_accuracy``: predicted argmax test accuracy above which an
-#: overfitting setting is called benign.
-DEFAULT_CONSTANTS = {"gap_bracket_factor": 4.0, "benign_test_accuracy": 0.95}
-
-
-@dataclass(frozen=True)
-class Setting:
-    r"""A concrete setting in the theory's terms.
-
-    ``kappa0`` is the initial preconditioner :math:`\sigma_0^2 d` (1/3 for
-    :math:`W_0` uniform on :math:`(-1/\sqrt d, 1/\sqrt d)`); ``gamma0`` is a signal's
-    score :math:`\langle\mu_{y^*}, \nu\rangle` (:math:`1/\sqrt2` for the paper's head).
-    """
-
-    d: int
-    n: int
-    T: int
-    n_relevant: int = 1
-    n_weak_aligned: int = 1
-    n_weak_opposite: int = 1
-    rho: float = 0.1
-    eta: float = 0.2
-    mu_norm: float = 20.0
-    sigma_eps: float = 1.0
-    gamma0: float = 1 / math.sqrt(2)
-    kappa0: float = 1 / 3
-    alpha: float = 5e-3
-
-    @property
-    def snr(self) -> float:
-        return self.mu_norm / (self.sigma_eps * math.sqrt(self.d))
-
-    @property
-    def group_counts(self) -> dict[str, int]:
-        irrelevant = self.T - self.n_relevant - self.n_weak_aligned - self.n_weak_opposite
-        return {"R": self.n_relevant, "W+": self.n_weak_aligned, "W-": self.n_weak_opposite,
-                "I": irrelevant}
+_ARGUMENTS = (
+    d,
+    n,
+    rates.T_tokens,
+    rates.n_R,
+    rates.n_A,
+    rates.n_O,
+    rho,
+    eta,
+    mu_norm,
+    sigma_eps,
+    rates.gamma0,
+    rates.kappa0,
+)
 
 
-_ARGUMENTS = (d, n, rates.T_tokens, rates.n_R, rates.n_A, rates.n_O, rho, eta, mu_norm,
-              sigma_eps, rates.gamma0, rates.kappa0)
-
-
-def _values(setting: Setting) -> tuple[float, ...]:
-    return (setting.d, setting.n, setting.T, setting.n_relevant, setting.n_weak_aligned,
-            setting.n_weak_opposite, setting.rho, setting.eta, setting.mu_norm,
-            setting.sigma_eps, setting.gamma0, setting.kappa0)
+def _values(model: DataModel, training: Training) -> tuple[float, ...]:
+    return (
+        model.d,
+        model.n,
+        model.T,
+        model.n_relevant,
+        model.n_weak_aligned,
+        model.n_weak_opposite,
+        model.rho,
+        model.eta,
+        model.mu_norm,
+        model.sigma_eps,
+        model.gamma0,
+        training.kappa0(model.d),
+    )
 
 
 @cache
 def _compiled(name: str, *arguments: str | bool):
-    builders = {
+    builders: dict[str, Callable[..., sp.Expr]] = {
         "signal_rate": rates.signal_rate,
         "memorisation_rate": lambda noisy: rates.memorisation_rate(noisy=noisy),
         "token_velocity": lambda group, noisy: rates.token_velocity(group, noisy),
@@ -89,21 +78,25 @@ def _compiled(name: str, *arguments: str | bool):
     return sp.lambdify(_ARGUMENTS, expression, modules="math")
 
 
-def evaluate(setting: Setting, name: str, *arguments: str | bool) -> float:
-    """A rate of :mod:`theory.rates` evaluated at ``setting``."""
-    return float(_compiled(name, *arguments)(*_values(setting)))
+def rate(model: DataModel, training: Training, name: str, *arguments: str | bool) -> float:
+    """A rate of :mod:`theory.rates` (``name``: ``signal_rate``, ``memorisation_rate``,
+    ``token_velocity``, ``overfitting_ratio``, ``test_signal_to_noise``) at a setting."""
+    return float(_compiled(name, *arguments)(*_values(model, training)))
 
 
-def token_velocities(setting: Setting, noisy: bool) -> dict[str, float]:
+def token_velocities(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:
     """Initial logit velocity of each present token group (clean or noisy sample)."""
-    return {g: evaluate(setting, "token_velocity", g, noisy)
-            for g, count in setting.group_counts.items() if count > 0}
+    return {
+        g.name: rate(model, training, "token_velocity", g.name, noisy)
+        for g in model.groups
+        if g.count > 0
+    }
 
 
-def gap_velocities(setting: Setting, noisy: bool) -> dict[str, float]:
+def gap_velocities(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:
     r"""Initial velocities of the gaps of the leader (R for clean, :math:`W_-` for noisy)
     over every other present group (Lemmas 4.5 / 4.6, stage 1)."""
-    velocities = token_velocities(setting, noisy)
+    velocities = token_velocities(model, training, noisy)
     leader = "W-" if noisy else "R"
     return {g: velocities[leader] - v for g, v in velocities.items() if g != leader}
 
@@ -126,90 +119,91 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
             return value
 
         centre = leads[g]
-        out[g] = integrate.quad(density, centre - 12.0, centre + 12.0, limit=200)[0]
+        # A probability: quadrature error must not take it above 1.
+        out[g] = min(integrate.quad(density, centre - 12.0, centre + 12.0, limit=200)[0], 1.0)
     return out
 
 
-def test_selection(setting: Setting, z: float) -> dict[str, float]:
+def test_selection(model: DataModel, z: float) -> dict[str, float]:
     r"""Reconstruction of Lemma 4.8's mechanism: a fresh test token of group g has logit
-    :math:`(a_g + b_g) z + \xi`, :math:`\xi \sim N(0, 1)` (units of
+    :math:`(c_g + c'_g) z + \xi`, :math:`\xi \sim N(0, 1)` (units of
     :math:`\sigma_\epsilon\|q\|`), so in the argmax limit the probability that a test
     sequence selects a token of group g is :func:`_argmax_probabilities`."""
-    coefficient = {"R": 1.0, "W+": setting.rho, "W-": setting.rho, "I": 0.0}
-    leads = {g: coefficient[g] * z for g in coefficient}
-    return _argmax_probabilities(leads, setting.group_counts)
+    leads = {g.name: g.signal * z for g in model.groups}
+    return _argmax_probabilities(leads, model.group_counts)
 
 
-def stage1_selection(setting: Setting, noisy: bool) -> dict[str, float]:
+def stage1_selection(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:
     r"""Which token group a training sample selects (reconstruction of the selection part of
     Theorem 4.1 via Lemmas 4.5-4.6): the token with the largest stage-1 velocity. Including
     each token's noise score :math:`\xi_t \sim N(0, \sigma_\epsilon^2\|\nu\|^2)`, token t of
-    group g has velocity :math:`\varsigma M (\gamma_g + \xi_t)/\gamma_0 + (a_g + b_g) S` (up to
-    a common shift), so the selected group follows :func:`_argmax_probabilities` with
-    leads :math:`m_g/s`, :math:`s = M\sigma_\epsilon\|\nu\|/\gamma_0`. When the noise scores are
-    larger than :math:`\rho\gamma_0` (assumption A7 fails) noisy samples pick whichever token
-    has the best score for the flipped label, often an irrelevant one."""
+    group g has velocity :math:`\varsigma M (\gamma_g + \xi_t)/\gamma_0 + (c_g + c'_g) S` (up
+    to a common shift), so the selected group follows :func:`_argmax_probabilities` with
+    leads :math:`m_g/s`, :math:`s = M\sigma_\epsilon\|\nu\|/\gamma_0`. When the noise scores
+    are larger than :math:`\rho\gamma_0` (assumption A7 fails) noisy samples pick whichever
+    token has the best score for the flipped label, often an irrelevant one."""
     sign = -1.0 if noisy else 1.0
-    memo = evaluate(setting, "memorisation_rate", noisy)
-    signal = evaluate(setting, "signal_rate")
-    score = {"R": 1.0, "W+": setting.rho, "W-": -setting.rho, "I": 0.0}
-    coefficient = {"R": 1.0, "W+": setting.rho, "W-": setting.rho, "I": 0.0}
-    spread = abs(memo) * setting.sigma_eps * math.sqrt(2) / setting.mu_norm
-    leads = {g: (sign * memo * score[g] + coefficient[g] * signal) / spread for g in score}
-    return _argmax_probabilities(leads, setting.group_counts)
+    memo = rate(model, training, "memorisation_rate", noisy)
+    signal = rate(model, training, "signal_rate")
+    spread = abs(memo) * model.score_noise / model.gamma0
+    leads = {g.name: (sign * memo * g.score + g.signal * signal) / spread for g in model.groups}
+    return _argmax_probabilities(leads, model.group_counts)
 
 
-def argmax_test_accuracy(setting: Setting, z: float) -> float:
+def argmax_test_accuracy(model: DataModel, z: float) -> float:
     r"""Test accuracy when each test sequence outputs the score of its argmax token:
     :math:`\sum_g P(\text{select } g)\,\Phi(\gamma_g / (\sigma_\epsilon\|\nu\|))`, with the
     token's score :math:`\gamma_g` plus its noise score
-    :math:`N(0, \sigma_\epsilon^2\|\nu\|^2)`, :math:`\|\nu\| = \sqrt2\gamma_0/\|\mu\|`."""
-    selection = test_selection(setting, z)
-    score = {"R": 1.0, "W+": setting.rho, "W-": -setting.rho, "I": 0.0}
-    noise = setting.sigma_eps * math.sqrt(2) / setting.mu_norm  # in units of gamma0
-    return float(sum(p * stats.norm.cdf(score[g] / noise) for g, p in selection.items()))
+    :math:`N(0, \sigma_\epsilon^2\|\nu\|^2)`."""
+    selection = test_selection(model, z)
+    noise = model.score_noise / model.gamma0  # in units of gamma0
+    return float(
+        sum(
+            selection[g.name] * stats.norm.cdf(g.score / noise)
+            for g in model.groups
+            if g.name in selection
+        )
+    )
 
 
-def soft_test_accuracy(setting: Setting, signal_logit: float, query_norm: float,
-                       samples: int = 20000, seed: int = 0) -> float:
+def soft_test_accuracy(
+    model: DataModel, signal_logit: float, query_norm: float, samples: int = 20000, seed: int = 0
+) -> float:
     r"""Lemma 4.8's mechanism at finite temperature (reconstruction): for a fresh test
     sequence of class +1, token t of group g has logit
-    :math:`a_t = (a_g + b_g)\beta + \sigma_\epsilon\|q\|\xi_t` and score
-    :math:`\gamma_0 s_g + \zeta_t` (:math:`\xi, \zeta` independent standard / score noise,
-    :math:`\beta = \langle\mu_{+1}, q\rangle`), and the prediction is correct when
-    :math:`\sum_t \mathrm{softmax}(a)_t(\gamma_0 s_g + \zeta_t) > 0`. Evaluated by Monte
-    Carlo with ``samples`` draws from a fixed ``seed`` (deterministic). Tends to
-    :func:`argmax_test_accuracy` as :math:`\sigma_\epsilon\|q\| \to \infty` at fixed
-    :math:`\beta/(\sigma_\epsilon\|q\|)`."""
-    coefficient = {"R": 1.0, "W+": setting.rho, "W-": setting.rho, "I": 0.0}
-    score = {"R": 1.0, "W+": setting.rho, "W-": -setting.rho, "I": 0.0}
-    groups = [g for g, count in setting.group_counts.items() for _ in range(count)]
-    mean_logit = np.array([coefficient[g] * signal_logit for g in groups])
-    mean_score = np.array([setting.gamma0 * score[g] for g in groups])
+    :math:`a_t = (c_g + c'_g)\beta + \sigma_\epsilon\|q\|\xi_t` and score
+    :math:`\gamma_0 (c_g - c'_g) + \zeta_t` (:math:`\xi, \zeta` independent standard /
+    score noise, :math:`\beta = \langle\mu_{+1}, q\rangle`), and the prediction is correct
+    when :math:`\sum_t \mathrm{softmax}(a)_t(\gamma_0 (c_g - c'_g) + \zeta_t) > 0`.
+    Evaluated by Monte Carlo with ``samples`` draws from a fixed ``seed`` (deterministic).
+    Tends to :func:`argmax_test_accuracy` as :math:`\sigma_\epsilon\|q\| \to \infty` at
+    fixed :math:`\beta/(\sigma_\epsilon\|q\|)`."""
+    tokens = [model.groups[code] for code in model.position_groups]
+    mean_logit = np.array([g.signal * signal_logit for g in tokens])
+    mean_score = np.array([model.gamma0 * g.score for g in tokens])
     rng = np.random.default_rng(seed)
-    logits = mean_logit + setting.sigma_eps * query_norm * rng.standard_normal((samples,
-                                                                                len(groups)))
-    score_noise = setting.sigma_eps * math.sqrt(2) * setting.gamma0 / setting.mu_norm
-    scores = mean_score + score_noise * rng.standard_normal((samples, len(groups)))
+    logits = mean_logit + model.sigma_eps * query_norm * rng.standard_normal((samples, len(tokens)))
+    scores = mean_score + model.score_noise * rng.standard_normal((samples, len(tokens)))
     logits -= logits.max(axis=1, keepdims=True)
     weights = np.exp(logits)
     outputs = (weights * scores).sum(axis=1) / weights.sum(axis=1)
     return float(np.mean(outputs > 0))
 
 
-def noisy_fitting_time(setting: Setting) -> float:
+def noisy_fitting_time(model: DataModel, training: Training) -> float:
     r"""Stage-1 end (reconstruction of Lemma 4.6): with logits linear in time,
     :math:`a_g(\tau) = v_g \tau` (noisy-sample velocities), the noisy sample is fitted
     once :math:`\sum_g n_g e^{v_g\tau}\gamma_g < 0` (its output takes the flipped sign).
     Returns that :math:`\tau` (``inf`` if it never happens: not overfitting)."""
-    velocities = token_velocities(setting, noisy=True)
-    counts = setting.group_counts
-    score = {"R": 1.0, "W+": setting.rho, "W-": -setting.rho, "I": 0.0}
+    velocities = token_velocities(model, training, noisy=True)
+    groups = {g.name: g for g in model.groups}
 
     def output(tau: float) -> float:
         top = max(velocities.values()) * tau
-        return sum(counts[g] * math.exp(velocities[g] * tau - top) * score[g]
-                   for g in velocities)
+        return sum(
+            groups[g].count * math.exp(v * tau - top) * groups[g].score
+            for g, v in velocities.items()
+        )
 
     if output(0.0) <= 0:
         return 0.0
@@ -240,16 +234,17 @@ class GapLaw:
         return self.curve(tau, 1 / self.factor), self.curve(tau, self.factor)
 
 
-def gap_law(velocity: float, setting: Setting, factor: float, x0: float = 0.0) -> GapLaw:
-    return GapLaw(x0=x0, rate=float(velocity * g_prime(x0, setting.T)), T=setting.T,
-                  factor=factor)
+def gap_law(velocity: float, T: int, factor: float, x0: float = 0.0) -> GapLaw:
+    r"""The law whose initial velocity is ``velocity`` (rate :math:`c = v\,g'(x_0)`)."""
+    return GapLaw(x0=x0, rate=float(velocity * g_prime(x0, T)), T=T, factor=factor)
 
 
 @dataclass(frozen=True)
 class Predictions:
     """Everything the theory predicts for one setting (see each field's reference)."""
 
-    setting: Setting
+    model: DataModel
+    training: Training
     signal_rate: float  # Lemma 4.5: S
     memorisation_clean: float  # Lemma 4.5: M_c
     memorisation_noisy: float  # Lemma 4.6: M_n
@@ -276,19 +271,22 @@ class Predictions:
         return out
 
 
-def overfitting_threshold(setting: Setting) -> float:
+def overfitting_threshold(model: DataModel, training: Training) -> float:
     r"""The :math:`n\,\mathrm{SNR}^2` at which the overfitting ratio equals 1 (the ratio is
     proportional to :math:`1/(n\,\mathrm{SNR}^2)`): Theorem 4.1's benign/not-overfitting
     boundary, :math:`\|\mu\| = \sqrt{\theta\,\sigma_\epsilon^2 d / n}`."""
-    return evaluate(setting, "overfitting_ratio") * setting.n * setting.snr**2
+    return rate(model, training, "overfitting_ratio") * model.n * model.snr**2
 
 
-def predict(setting: Setting, constants: dict[str, float] | None = None) -> Predictions:
-    """All predictions for ``setting``."""
-    constants = {**DEFAULT_CONSTANTS, **(constants or {})}
-    ratio = evaluate(setting, "overfitting_ratio")
-    z = evaluate(setting, "test_signal_to_noise")
-    accuracy = argmax_test_accuracy(setting, z)
+def predict(
+    model: DataModel, training: Training | None = None, constants: dict[str, float] | None = None
+) -> Predictions:
+    """All predictions for the data model and training set-up (default: the paper's GD)."""
+    training = training or Training()
+    constants = {**PREDICTION_CONSTANTS, **(constants or {})}
+    ratio = rate(model, training, "overfitting_ratio")
+    z = rate(model, training, "test_signal_to_noise")
+    accuracy = argmax_test_accuracy(model, z)
     overfits = ratio > 1
     if not overfits:
         regime = "not-overfitting"
@@ -296,33 +294,56 @@ def predict(setting: Setting, constants: dict[str, float] | None = None) -> Pred
         regime = "benign"
     else:
         regime = "harmful"
-    clean = gap_velocities(setting, noisy=False)
-    noisy = gap_velocities(setting, noisy=True) if setting.n_weak_opposite else {}
+    clean = gap_velocities(model, training, noisy=False)
+    noisy = gap_velocities(model, training, noisy=True) if model.n_weak_opposite else {}
     factor = constants["gap_bracket_factor"]
-    noisy_selection = stage1_selection(setting, noisy=True) if overfits else {"R": 1.0}
+    noisy_selection = stage1_selection(model, training, noisy=True) if overfits else {"R": 1.0}
     noisy_law = None  # Lemma 4.7 tracks the W- lead: only when noisy samples select W-
-    if overfits and noisy and min(noisy.values()) > 0 \
-            and max(noisy_selection, key=noisy_selection.get) == "W-":
-        noisy_law = gap_law(min(noisy.values()), setting, factor)
-    noisy_fraction = math.ceil(setting.n * setting.eta - 1e-9) / setting.n
+    if (
+        overfits
+        and noisy
+        and min(noisy.values()) > 0
+        and max(noisy_selection, key=noisy_selection.__getitem__) == "W-"
+    ):
+        noisy_law = gap_law(min(noisy.values()), model.T, factor)
     return Predictions(
-        setting=setting,
-        signal_rate=evaluate(setting, "signal_rate"),
-        memorisation_clean=evaluate(setting, "memorisation_rate", False),
-        memorisation_noisy=evaluate(setting, "memorisation_rate", True),
-        clean_gap_velocities=clean, noisy_gap_velocities=noisy,
-        overfitting_ratio=ratio, overfitting_threshold=overfitting_threshold(setting),
-        test_z=z, test_selection=test_selection(setting, z), test_accuracy=accuracy,
-        regime=regime, train_accuracy=1.0 if overfits else 1.0 - noisy_fraction,
-        clean_selection=stage1_selection(setting, noisy=False),
+        model=model,
+        training=training,
+        signal_rate=rate(model, training, "signal_rate"),
+        memorisation_clean=rate(model, training, "memorisation_rate", False),
+        memorisation_noisy=rate(model, training, "memorisation_rate", True),
+        clean_gap_velocities=clean,
+        noisy_gap_velocities=noisy,
+        overfitting_ratio=ratio,
+        overfitting_threshold=overfitting_threshold(model, training),
+        test_z=z,
+        test_selection=test_selection(model, z),
+        test_accuracy=accuracy,
+        regime=regime,
+        train_accuracy=1.0 if overfits else 1.0 - model.noisy_count / model.n,
+        clean_selection=stage1_selection(model, training, noisy=False),
         noisy_selection=noisy_selection,
-        noisy_fitting_time=noisy_fitting_time(setting) if overfits else math.inf,
-        clean_gap_law=gap_law(min(clean.values()), setting, factor),
-        noisy_gap_law=noisy_law, constants=constants,
+        noisy_fitting_time=noisy_fitting_time(model, training) if overfits else math.inf,
+        clean_gap_law=gap_law(min(clean.values()), model.T, factor),
+        noisy_gap_law=noisy_law,
+        constants=constants,
     )
 
 
-__all__ = ["Setting", "Predictions", "GapLaw", "predict", "gap_law", "token_velocities",
-           "gap_velocities", "test_selection", "stage1_selection", "soft_test_accuracy",
-           "argmax_test_accuracy", "noisy_fitting_time",
-           "overfitting_threshold", "evaluate", "DEFAULT_CONSTANTS", "RECONSTRUCTION"]
+__all__ = [
+    "Predictions",
+    "GapLaw",
+    "predict",
+    "gap_law",
+    "token_velocities",
+    "gap_velocities",
+    "test_selection",
+    "stage1_selection",
+    "soft_test_accuracy",
+    "argmax_test_accuracy",
+    "noisy_fitting_time",
+    "overfitting_threshold",
+    "rate",
+    "PREDICTION_CONSTANTS",
+    "RECONSTRUCTION",
+]

@@ -1,10 +1,51 @@
-"""Small helpers for symbolic proofs: a proof here is a list of residuals that must be 0."""
+r"""Derivation records and their proofs: a symbolic proof is a list of residuals that must
+be 0.
+
+Each module of :mod:`theory` owns its records (its ``derivations()`` function);
+:mod:`theory.derivations` collects them in reading order. A record states a result as a
+SymPy object and keeps two things apart:
+
+* its source (``status``): :data:`KNOWN` (from the paper, its code or the authors),
+  :data:`DERIVED` (exact, this package) or :data:`RECONSTRUCTION` (this package's own
+  version of a statement the paper does not give);
+* its proof (``proof``): :data:`SYMBOLIC` (the record's check returns residuals that vanish
+  identically, and they prove the statement as written, within the scope the
+  ``evidence`` states), :data:`PARTIAL` (the check proves the identities the argument
+  rests on; the remaining steps are written out by hand in the module's docstring and
+  tested numerically), :data:`NUMERIC` (the evidence is a numeric test, named in
+  ``evidence``) or :data:`NO_PROOF` (a definition, or a result taken from the paper).
+
+A record may claim :data:`SYMBOLIC` or :data:`PARTIAL` only with a check, and
+:data:`NUMERIC` only with the evidence named; ``python -m theory --check`` runs every check
+and prints the proof status of every record.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 
 import sympy as sp
+
+KNOWN = "KNOWN (from the paper, its public code or the authors' rebuttal)"
+DERIVED = "DERIVED (this package; exact)"
+RECONSTRUCTION = (
+    "Reconstruction (this package's own derivation; the paper's exact statement is not available)"
+)
+STATUSES = (KNOWN, DERIVED, RECONSTRUCTION)
+
+SYMBOLIC = "symbolic"
+PARTIAL = "partial"
+NUMERIC = "numeric"
+NO_PROOF = "none"
+#: What a record's proof is, with the phrase ``python -m theory`` prints for it.
+PROOFS = {
+    SYMBOLIC: "symbolic (the check's residuals vanish identically and prove the statement)",
+    PARTIAL: "partial (the check proves the identities the argument rests on; the other "
+    "steps are by hand and tested numerically)",
+    NUMERIC: "numeric only (no symbolic proof; evidence: a numeric test)",
+    NO_PROOF: "none (a definition, or a result taken from the paper)",
+}
 
 
 def flatten_residuals(residuals: object) -> list[sp.Expr]:
@@ -22,3 +63,83 @@ def flatten_residuals(residuals: object) -> list[sp.Expr]:
 def residuals_vanish(residuals: object) -> bool:
     """True when every residual is identically (structurally) zero after simplification."""
     return all(entry == 0 for entry in flatten_residuals(residuals))
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """One derived result: a title, a SymPy statement, its source status, its proof check,
+    what kind of proof it has (:data:`PROOFS`) and the evidence (what the check covers, or
+    the numeric test)."""
+
+    title: str
+    statement: sp.Basic
+    status: str
+    check: Callable[[], object] | None = None
+    proof: str = NO_PROOF
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status={self.status!r} is invalid: allowed one of {STATUSES}")
+        if self.proof not in PROOFS:
+            raise ValueError(f"proof={self.proof!r} is invalid: allowed one of {tuple(PROOFS)}")
+        if (self.check is not None) != (self.proof in (SYMBOLIC, PARTIAL)):
+            raise ValueError(
+                f"proof={self.proof!r} is invalid for {self.title!r}: a check goes with "
+                "'symbolic' or 'partial' proofs, and those need a check"
+            )
+        if self.proof in (PARTIAL, NUMERIC) and not self.evidence:
+            raise ValueError(f"evidence is missing for {self.title!r} (proof {self.proof!r})")
+
+    def verified(self) -> bool | None:
+        """Run the proof check: True if every residual is 0, None if there is no check."""
+        return None if self.check is None else residuals_vanish(self.check())
+
+
+@dataclass(frozen=True)
+class SizedCheck:
+    """A proof check run for every size (e.g. T = 2..8): each of ``parts`` at each size, and
+    the size-free ``fixed`` checks once. :meth:`upto` gives the same check on the smaller
+    sizes only (a quick run of an expensive proof)."""
+
+    parts: tuple[Callable[[int], object], ...]
+    sizes: range
+    fixed: tuple[Callable[[], object], ...] = ()
+
+    def __call__(self) -> list:
+        return [check() for check in self.fixed] + [
+            [part(size) for size in self.sizes] for part in self.parts
+        ]
+
+    def upto(self, largest: int) -> SizedCheck:
+        """The check on the sizes up to ``largest``."""
+        return replace(self, sizes=range(self.sizes.start, min(self.sizes.stop, largest + 1)))
+
+
+def for_sizes(check: Callable[[int], object], sizes: range = range(2, 9)) -> SizedCheck:
+    """A proof check that runs ``check(size)`` for every size (e.g. T = 2..8)."""
+    return SizedCheck((check,), sizes)
+
+
+def indexed(name: str) -> sp.IndexedBase:
+    """A real indexed symbol (``s[t]``, ``gamma[i, t]``)."""
+    return sp.IndexedBase(name, real=True)
+
+
+__all__ = [
+    "KNOWN",
+    "DERIVED",
+    "RECONSTRUCTION",
+    "STATUSES",
+    "SYMBOLIC",
+    "PARTIAL",
+    "NUMERIC",
+    "NO_PROOF",
+    "PROOFS",
+    "Derivation",
+    "SizedCheck",
+    "flatten_residuals",
+    "residuals_vanish",
+    "for_sizes",
+    "indexed",
+]

@@ -37,15 +37,17 @@ import sympy as sp
 from theory._numerics import (
     LOG_FLOAT64_MAX,
     exp_clipped,
+    finite_array,
     signed_log_add,
 )
-from theory._validation import require_finite_array, require_positive_real
+from theory.proof import DERIVED, KNOWN, Derivation
 from theory.symbols import T as T_symbol
 from theory.symbols import c as c_symbol
 from theory.symbols import tau as tau_symbol
 from theory.symbols import u as u_symbol
 from theory.symbols import x as x_symbol
 from theory.symbols import x0 as x0_symbol
+from theory.validation import InvalidParameter, Real
 
 FLOAT64_EPSILON = float(np.finfo(np.float64).eps)
 _LOG_FORM_THRESHOLD = 30.0  # |x - log T| beyond which g is evaluated in log form
@@ -143,7 +145,7 @@ def time_to_reach_gap_limit() -> sp.Expr:
 
 
 def _validated_T(T: Any) -> float:
-    return require_positive_real("T", T)
+    return Real(0.0).check("T", T)
 
 
 def signed_log_g(gap: np.ndarray | float, T: float) -> tuple[np.ndarray, np.ndarray]:
@@ -153,7 +155,7 @@ def signed_log_g(gap: np.ndarray | float, T: float) -> tuple[np.ndarray, np.ndar
     :math:`\log(-g) = -u + \operatorname{log1p}(-e^{2u} - 2x e^{u})` for :math:`u < -30`,
     the direct :math:`2x + 2\sinh u` otherwise. Returns ``(sign, log|g|)``."""
     T = _validated_T(T)
-    gap = require_finite_array("x", gap)
+    gap = finite_array("x", gap)
     shifted = gap - math.log(T)
     upper = shifted > _LOG_FORM_THRESHOLD
     lower = shifted < -_LOG_FORM_THRESHOLD
@@ -175,12 +177,11 @@ def g(gap: np.ndarray | float, T: float) -> np.ndarray:
     r"""Float :math:`g(x) = 2x + 2\sinh(x - \log T)`; :math:`\pm\infty` (without a warning)
     only where :math:`|g|` exceeds the float64 range (:math:`|x - \log T| \gtrsim 709.8`)."""
     T = _validated_T(T)
-    gap = require_finite_array("x", gap)
+    gap = finite_array("x", gap)
     shifted = gap - math.log(T)
     sign, log_magnitude = signed_log_g(gap, T)
     in_log_form = np.abs(shifted) > _LOG_FORM_THRESHOLD
-    direct = 2.0 * gap + 2.0 * np.sinh(np.clip(shifted, -_LOG_FORM_THRESHOLD,
-                                                 _LOG_FORM_THRESHOLD))
+    direct = 2.0 * gap + 2.0 * np.sinh(np.clip(shifted, -_LOG_FORM_THRESHOLD, _LOG_FORM_THRESHOLD))
     return np.where(in_log_form, sign * exp_clipped(log_magnitude), direct)
 
 
@@ -188,19 +189,18 @@ def log_g(gap: np.ndarray | float, T: float) -> np.ndarray:
     r""":math:`\log g(x)` for x with :math:`g(x) > 0` (i.e. x above the root
     :func:`g_root`), overflow-free for any such x: for :math:`x - \log T > 30`,
     :math:`\log g = x - \log T + \operatorname{log1p}(2x e^{-(x - \log T)}
-    - e^{-2(x - \log T)})`. Raises ``ValueError`` where :math:`g(x) \le 0`."""
+    - e^{-2(x - \log T)})`. Raises :class:`~theory.validation.InvalidParameter` where
+    :math:`g(x) \le 0`."""
     sign, log_magnitude = signed_log_g(gap, T)
     if np.any(sign <= 0.0):
-        raise ValueError(
-            f"log_g needs g(x) > 0, i.e. x > g_root(T) = {g_root(T)!r}; got x={gap!r}"
-        )
+        raise InvalidParameter("x", gap, f"gaps above g_root(T) = {g_root(T):.6g}, where g(x) > 0")
     return log_magnitude
 
 
 def g_prime(gap: np.ndarray | float, T: float) -> np.ndarray:
     r"""Float :math:`g'(x) = 2 + 2\cosh(x - \log T)`, ``inf`` (without a warning) only
     beyond the float64 range."""
-    shifted = require_finite_array("x", gap) - math.log(_validated_T(T))
+    shifted = finite_array("x", gap) - math.log(_validated_T(T))
     in_range = np.abs(shifted) <= _LOG_DOMAIN_THRESHOLD
     direct = 2.0 + 2.0 * np.cosh(np.clip(shifted, -_LOG_DOMAIN_THRESHOLD, _LOG_DOMAIN_THRESHOLD))
     return np.where(in_range, direct, exp_clipped(log_g_prime(gap, T)))
@@ -208,7 +208,7 @@ def g_prime(gap: np.ndarray | float, T: float) -> np.ndarray:
 
 def log_g_prime(gap: np.ndarray | float, T: float) -> np.ndarray:
     r""":math:`\log g'(x) = |u| + 2\operatorname{log1p}(e^{-|u|})`, :math:`u = x - \log T`."""
-    shifted = require_finite_array("x", gap) - math.log(_validated_T(T))
+    shifted = finite_array("x", gap) - math.log(_validated_T(T))
     magnitude = np.abs(shifted)
     return magnitude + 2.0 * np.log1p(np.exp(-magnitude))
 
@@ -294,10 +294,10 @@ def g_inverse_log(log_abs_y: np.ndarray | float, T: float, sign: Any = 1) -> np.
     T = _validated_T(T)
     log_abs_y = np.asarray(log_abs_y, dtype=np.float64)
     if np.any(np.isnan(log_abs_y)) or np.any(np.isposinf(log_abs_y)):
-        raise ValueError(f"log_abs_y must be finite or -inf; got {log_abs_y!r}")
+        raise InvalidParameter("log_abs_y", log_abs_y, "finite values or -inf")
     sign = np.asarray(sign, dtype=np.float64)
     if not np.all(np.isin(sign, (-1.0, 0.0, 1.0))):
-        raise ValueError(f"sign must be -1, 0 or +1; got {sign!r}")
+        raise InvalidParameter("sign", sign, "-1, 0 or +1")
     sign, log_abs_y = np.broadcast_arrays(sign, log_abs_y)
     log_T = math.log(T)
     sign = np.where(np.isneginf(log_abs_y), 0.0, sign)
@@ -365,7 +365,7 @@ def g_inverse(y: Any, T: float, dps: int | None = None) -> Any:
     T = _validated_T(T)
     if isinstance(y, mpmath.mpf):
         return _g_inverse_mp(y, T, dps)
-    values = require_finite_array("y", y)
+    values = finite_array("y", y)
     shifted = values - 2.0 * math.log(T)
     abs_shifted = np.abs(shifted)
     with np.errstate(divide="ignore"):
@@ -387,7 +387,7 @@ def g_inverse_float_floor(gap: np.ndarray | float, T: float) -> np.ndarray:
     A float round trip :math:`g^{-1}(g(x))` is guaranteed (and tested) within
     :math:`10^{-12}|x| + 8\times` this floor."""
     T = _validated_T(T)
-    gap = require_finite_array("x", gap)
+    gap = finite_array("x", gap)
     shifted = gap - math.log(T)
     sign, log_abs = signed_log_g(gap, T)
     log_sinh_abs = np.abs(shifted) + np.log1p(-np.exp(-2.0 * np.abs(shifted))) - math.log(2.0)
@@ -414,11 +414,11 @@ def quadrature_gap(
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available)."""
     T = _validated_T(T)
-    x0 = require_finite_array("x0", x0)
-    c = require_finite_array("c", c)
-    tau = require_finite_array("tau", tau)
+    x0 = finite_array("x0", x0)
+    c = finite_array("c", c)
+    tau = finite_array("tau", tau)
     if np.any(tau < 0.0):
-        raise ValueError(f"tau must be >= 0; got {tau!r}")
+        raise InvalidParameter("tau", tau, "times >= 0")
     sign_start, log_start = signed_log_g(x0, T)
     drive = np.sign(c) * np.sign(tau)
     with np.errstate(divide="ignore"):
@@ -443,7 +443,7 @@ def quadrature_time(x0: Any, x1: Any, c: Any, T: Any, dps: int = 30) -> mpmath.m
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available)."""
     if mpmath.mpf(c) == 0:
-        raise ValueError(f"c must be non-zero; got {c!r}")
+        raise InvalidParameter("c", c, "a non-zero rate")
     with mpmath.workdps(dps):
         return (g_mp(x1, T, dps) - g_mp(x0, T, dps)) / mpmath.mpf(c)
 
@@ -451,9 +451,9 @@ def quadrature_time(x0: Any, x1: Any, c: Any, T: Any, dps: int = 30) -> mpmath.m
 def _signed_log_time(x0, x1, c, T) -> tuple[np.ndarray, np.ndarray]:
     """Sign and log of :math:`(g(x_1) - g(x_0))/c`, overflow-free."""
     T = _validated_T(T)
-    c = require_finite_array("c", c)
+    c = finite_array("c", c)
     if np.any(c == 0.0):
-        raise ValueError(f"c must be non-zero; got {c!r}")
+        raise InvalidParameter("c", c, "a non-zero rate")
     sign_1, log_1 = signed_log_g(x1, T)
     sign_0, log_0 = signed_log_g(x0, T)
     sign_diff, log_diff = signed_log_add(sign_1, log_1, -sign_0, log_0)
@@ -464,13 +464,15 @@ def log_quadrature_time(
     x0: np.ndarray | float, x1: np.ndarray | float, c: np.ndarray | float, T: float
 ) -> np.ndarray:
     r""":math:`\log\tau`, :math:`\tau = (g(x_1) - g(x_0))/c`, in float (vectorised,
-    overflow-free for any gaps); requires :math:`\tau > 0` (raises ``ValueError``
-    otherwise) and :math:`\tau = 0` gives :math:`-\infty`."""
+    overflow-free for any gaps); requires :math:`\tau > 0` (raises
+    :class:`~theory.validation.InvalidParameter` otherwise) and :math:`\tau = 0` gives
+    :math:`-\infty`."""
     sign, log_time = _signed_log_time(x0, x1, c, T)
     if np.any(sign < 0.0):
-        raise ValueError(
-            "log_quadrature_time needs (g(x1) - g(x0)) / c >= 0 (x1 reachable from x0); "
-            f"got x0={x0!r}, x1={x1!r}, c={c!r}"
+        raise InvalidParameter(
+            "x1",
+            x1,
+            f"a gap reachable from x0 = {x0!r} at rate c = {c!r}, i.e. (g(x1) - g(x0)) / c >= 0",
         )
     return log_time
 
@@ -492,10 +494,10 @@ def log_time_to_reach_gap_scaling(
 ) -> np.ndarray:
     r"""Log of the headline scaling :math:`e^x/(cT)`: :math:`x - \log c - \log T` (c > 0)."""
     T = _validated_T(T)
-    c = require_finite_array("c", c)
+    c = finite_array("c", c)
     if np.any(c <= 0.0):
-        raise ValueError(f"c must be > 0; got {c!r}")
-    return require_finite_array("x", gap) - np.log(c) - math.log(T)
+        raise InvalidParameter("c", c, "a rate > 0")
+    return finite_array("x", gap) - np.log(c) - math.log(T)
 
 
 def time_to_reach_gap_scaling(
@@ -538,3 +540,59 @@ __all__ = [
     "time_to_reach_gap_limit",
     "time_to_reach_gap_scaling",
 ]
+
+
+def derivations() -> list[Derivation]:
+    """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import SYMBOLIC
+    from theory.symbols import T, c, tau, u, x, x0, y
+
+    g_of = sp.Function("g")
+    g_inv = sp.Function("g^-1")
+    x_of = sp.Function("x")
+    return [
+        Derivation(
+            "The quadrature function and its derivatives",
+            sp.And(
+                sp.Eq(g_of(x), g_expression()),
+                sp.Eq(sp.Derivative(g_of(x), x), g_prime_expression()),
+            ),
+            KNOWN,
+            g_derivative_residuals,
+            SYMBOLIC,
+            "residuals vanish for symbolic x and T",
+        ),
+        Derivation(
+            "Quadrature: dx/dtau = c/g'(x) implies g(x(tau)) = g(x0) + c tau",
+            sp.Eq(g_of(x_of(tau)), g_of(x0) + c * tau),
+            KNOWN,
+            lambda: [
+                quadrature_flow_residual(),
+                quadrature_solution_residual(),
+            ],
+            SYMBOLIC,
+            "residuals vanish for symbolic c, tau, x0 and T",
+        ),
+        Derivation(
+            "Symmetries of g (odd about (log T, 2 log T); negative branch = g_{1/T})",
+            sp.And(
+                sp.Eq(g_of(sp.log(T) + u), 2 * sp.log(T) + 2 * u + 2 * sp.sinh(u)),
+                sp.Eq(g_inv(y), -sp.Function("g_{1/T}^{-1}")(-y)),
+            ),
+            DERIVED,
+            g_symmetry_residuals,
+            SYMBOLIC,
+            "residuals vanish for symbolic u, y and T",
+        ),
+        Derivation(
+            "Time to reach gap x, and its scaling e^x/(cT)",
+            sp.Eq(
+                sp.Limit(time_to_reach_gap_expression() * c * T * sp.exp(-x), x, sp.oo),
+                1,
+            ),
+            KNOWN,
+            lambda: time_to_reach_gap_limit() - 1,
+            SYMBOLIC,
+            "SymPy's limit equals 1 exactly",
+        ),
+    ]

@@ -28,72 +28,81 @@ where :math:`\bar f = \sum_h n_h\gamma_h / T`, :math:`w = (1-\eta)\ell_c - \eta\
 :math:`\ell_{c,n} = 1/(1 + e^{\pm\bar f})`. Both :math:`\mu_{+1}` and :math:`\mu_{-1}` components
 of :math:`q` grow at the same rate :math:`S` (each class learns to select its own
 relevant token). Everything below is built by SymPy from this table of groups.
+
+These closed forms are tied to the exact gradient: :mod:`theory.velocity_moments` takes the
+expectation of the velocity :math:`x_{j,u}^\top W_0^\top W_0 (-G)` at :math:`p = 0` with
+the moment rules of :mod:`theory.moments` (Gaussian noise, :math:`E[W_0^\top W_0] =
+\kappa_0 I`) and proves that its kept terms equal :func:`token_velocity` for every group,
+clean and noisy samples (residuals that vanish identically,
+:func:`theory.velocity_moments.token_velocity_residuals`). The approximations are
+named there: the loss slope taken at the mean output (linearised in the noise scores),
+:math:`W_0^\top W_0` replaced by its mean, and the cross terms dropped; their bias and
+variance are :func:`theory.velocity_moments.velocity_error`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from functools import lru_cache
 
 import sympy as sp
 
+from theory.data_model import TokenGroup, token_groups
 from theory.symbols import d, eta, mu_norm, n, rho, sigma_eps
 
-#: Group sizes (R, W+, W-, I) and the other symbols of the rates.
+#: Group sizes (R, W+, W-) and the other symbols of the rates.
 n_R, n_A, n_O = sp.symbols("n_R n_W+ n_W-", positive=True, integer=True)
 T_tokens = sp.Symbol("T", positive=True, integer=True)
 kappa0 = sp.Symbol("kappa_0", positive=True)  # initial preconditioner sigma_0^2 d
 gamma0 = sp.Symbol("gamma_0", positive=True)  # score of a signal: <mu_{y*}, nu>
 varsigma = sp.Symbol("varsigma")  # +1 clean, -1 noisy
 
-GROUPS = ("R", "W+", "W-", "I")
+Groups = Sequence[TokenGroup]
 
 
-@dataclass(frozen=True)
-class GroupTable:
-    """Counts, signal coefficients (own, opposite class) and expected scores per group."""
-
-    counts: dict[str, sp.Expr]
-    own: dict[str, sp.Expr]
-    opposite: dict[str, sp.Expr]
-
-    def score(self, group: str) -> sp.Expr:
-        r""":math:`\gamma_g = \gamma_0 (a_g - b_g)`, since :math:`\langle\mu_{\pm y^*},\nu\rangle
-        = \pm y^* \gamma_0`."""
-        return gamma0 * (self.own[group] - self.opposite[group])
+def paper_groups() -> tuple[TokenGroup, ...]:
+    """The data model's token-group table with symbolic counts and ``rho``
+    (:func:`theory.data_model.token_groups`: R = mu, W+ = rho mu, W- = rho mu_{-y*}, I = 0)."""
+    return token_groups(rho, n_R, n_A, n_O, T_tokens)
 
 
-def paper_groups() -> GroupTable:
-    """The data model of spec 01: R = mu, W+ = rho mu, W- = rho mu_{-y*}, I = 0."""
-    return GroupTable(
-        counts={"R": n_R, "W+": n_A, "W-": n_O, "I": T_tokens - n_R - n_A - n_O},
-        own={"R": sp.Integer(1), "W+": rho, "W-": sp.Integer(0), "I": sp.Integer(0)},
-        opposite={"R": sp.Integer(0), "W+": sp.Integer(0), "W-": rho, "I": sp.Integer(0)},
-    )
+def _group(table: Groups, name: str) -> TokenGroup:
+    return next(group for group in table if group.name == name)
 
 
-def mean_score(table: GroupTable) -> sp.Expr:
+def _score(group: TokenGroup) -> sp.Expr:
+    r""":math:`\gamma_g = \gamma_0 (c_g - c'_g)`, since :math:`\langle\mu_{\pm y^*},\nu\rangle
+    = \pm y^* \gamma_0`."""
+    return gamma0 * group.score
+
+
+def mean_score(table: Groups) -> sp.Expr:
     r""":math:`\bar f = \frac1T\sum_g n_g \gamma_g` (the output at :math:`\tau = 0`, class +1)."""
-    return sp.simplify(sum(table.counts[g] * table.score(g) for g in GROUPS) / T_tokens)
+    return _mean_score(tuple(table))
 
 
-def loss_weights(table: GroupTable) -> tuple[sp.Expr, sp.Expr]:
+@lru_cache(maxsize=64)
+def _mean_score(table: tuple[TokenGroup, ...]) -> sp.Expr:
+    return sp.simplify(sum(g.count * _score(g) for g in table) / T_tokens)
+
+
+def loss_weights(table: Groups) -> tuple[sp.Expr, sp.Expr]:
     r""":math:`\ell_c = 1/(1+e^{\bar f})` (clean) and :math:`\ell_n = 1/(1+e^{-\bar f})` (noisy)."""
     f0 = mean_score(table)
     return 1 / (1 + sp.exp(f0)), 1 / (1 + sp.exp(-f0))
 
 
-def signal_rate(table: GroupTable | None = None) -> sp.Expr:
+def signal_rate(table: Groups | None = None) -> sp.Expr:
     r"""Signal learning rate :math:`S = \langle\mu_{\pm1}, dq/d\tau\rangle` at :math:`\tau = 0`."""
     table = table or paper_groups()
     ell_c, ell_n = loss_weights(table)
     w = (1 - eta) * ell_c - eta * ell_n
     f0 = mean_score(table)
-    total = sum(table.counts[g] * (table.own[g] + table.opposite[g]) * (table.score(g) - f0)
-                for g in GROUPS)
+    total = sum(g.count * g.signal * (_score(g) - f0) for g in table)
     return kappa0 * w * mu_norm**2 * total / (2 * T_tokens)
 
 
-def memorisation_rate(table: GroupTable | None = None, noisy: bool = False) -> sp.Expr:
+def memorisation_rate(table: Groups | None = None, noisy: bool = False) -> sp.Expr:
     r"""Memorisation coefficient :math:`M = \kappa_0\sigma_\epsilon^2 d\,\ell\,\gamma_0/(nT)`; a
     token's own-noise velocity is :math:`\varsigma M (\gamma_g - \bar f)/\gamma_0`."""
     table = table or paper_groups()
@@ -102,17 +111,17 @@ def memorisation_rate(table: GroupTable | None = None, noisy: bool = False) -> s
     return kappa0 * sigma_eps**2 * d * ell * gamma0 / (n * T_tokens)
 
 
-def token_velocity(group: str, noisy: bool, table: GroupTable | None = None) -> sp.Expr:
+def token_velocity(group: str, noisy: bool, table: Groups | None = None) -> sp.Expr:
     r""":math:`v_g = \varsigma M (\gamma_g - \bar f)/\gamma_0 + (a_g + b_g) S` at :math:`\tau=0`."""
     table = table or paper_groups()
     sign = -1 if noisy else 1
     f0 = mean_score(table)
-    memo = memorisation_rate(table, noisy) * sign * (table.score(group) - f0) / gamma0
-    return memo + (table.own[group] + table.opposite[group]) * signal_rate(table)
+    chosen = _group(table, group)
+    memo = memorisation_rate(table, noisy) * sign * (_score(chosen) - f0) / gamma0
+    return memo + chosen.signal * signal_rate(table)
 
 
-def gap_velocity(leader: str, other: str, noisy: bool,
-                 table: GroupTable | None = None) -> sp.Expr:
+def gap_velocity(leader: str, other: str, noisy: bool, table: Groups | None = None) -> sp.Expr:
     r"""Initial velocity of the gap :math:`a_{\text{leader}} - a_{\text{other}}`:
     clean :math:`d\Lambda_{R,u}/d\tau` (leader R) and noisy :math:`d\Gamma_{W_-,u}/d\tau`
     (leader :math:`W_-`). The mean score cancels: only score differences enter."""
@@ -120,7 +129,7 @@ def gap_velocity(leader: str, other: str, noisy: bool,
     return sp.simplify(token_velocity(leader, noisy, table) - token_velocity(other, noisy, table))
 
 
-def overfitting_ratio(table: GroupTable | None = None) -> sp.Expr:
+def overfitting_ratio(table: Groups | None = None) -> sp.Expr:
     r"""Memorisation over signal in the noisy gap :math:`\Gamma_{W_-,R}`:
 
     .. math::
@@ -134,13 +143,13 @@ def overfitting_ratio(table: GroupTable | None = None) -> sp.Expr:
     \,\frac{1}{n\,\mathrm{SNR}^2}`.
     """
     table = table or paper_groups()
-    memo = memorisation_rate(table, noisy=True) * (table.score("R") - table.score("W-")) / gamma0
-    signal = signal_rate(table) * ((table.own["R"] + table.opposite["R"])
-                                   - (table.own["W-"] + table.opposite["W-"]))
+    relevant, opposite = _group(table, "R"), _group(table, "W-")
+    memo = memorisation_rate(table, noisy=True) * (_score(relevant) - _score(opposite)) / gamma0
+    signal = signal_rate(table) * (relevant.signal - opposite.signal)
     return sp.simplify(memo / signal)
 
 
-def query_velocity_norms(table: GroupTable | None = None) -> tuple[sp.Expr, sp.Expr]:
+def query_velocity_norms(table: Groups | None = None) -> tuple[sp.Expr, sp.Expr]:
     r"""Expected squared norms of the signal and memorisation parts of :math:`dq/d\tau`:
 
     .. math::
@@ -158,14 +167,21 @@ def query_velocity_norms(table: GroupTable | None = None) -> tuple[sp.Expr, sp.E
     f0 = mean_score(table)
     S = signal_rate(table)
     nu_sq = 2 * gamma0**2 / mu_norm**2
-    spread = sum(table.counts[g] * (table.score(g) - f0) ** 2 for g in GROUPS) \
-        + (T_tokens - 1) * sigma_eps**2 * nu_sq
-    memo_sq = (kappa0 / (n * T_tokens)) ** 2 * sigma_eps**2 * d * n \
-        * ((1 - eta) * ell_c**2 + eta * ell_n**2) * spread
+    spread = (
+        sum(g.count * (_score(g) - f0) ** 2 for g in table) + (T_tokens - 1) * sigma_eps**2 * nu_sq
+    )
+    memo_sq = (
+        (kappa0 / (n * T_tokens)) ** 2
+        * sigma_eps**2
+        * d
+        * n
+        * ((1 - eta) * ell_c**2 + eta * ell_n**2)
+        * spread
+    )
     return 2 * S**2 / mu_norm**2, memo_sq
 
 
-def test_signal_to_noise(table: GroupTable | None = None) -> sp.Expr:
+def test_signal_to_noise(table: Groups | None = None) -> sp.Expr:
     r"""Reconstruction of the quantity behind Lemma 4.8 / Remark 4.2: a fresh test token's
     logit is :math:`\langle\text{signal}, q\rangle + N(0, \sigma_\epsilon^2\|q\|^2)`; in stage 1
     :math:`q \approx \tau\,\dot q`, so the relevant token leads an irrelevant one by
@@ -183,8 +199,20 @@ def test_signal_to_noise(table: GroupTable | None = None) -> sp.Expr:
 
 
 __all__ = [
-    "GROUPS", "GroupTable", "paper_groups", "mean_score", "loss_weights", "signal_rate",
-    "memorisation_rate", "token_velocity", "gap_velocity", "overfitting_ratio",
-    "query_velocity_norms", "test_signal_to_noise", "n_R", "n_A", "n_O", "T_tokens",
-    "kappa0", "gamma0",
+    "paper_groups",
+    "mean_score",
+    "loss_weights",
+    "signal_rate",
+    "memorisation_rate",
+    "token_velocity",
+    "gap_velocity",
+    "overfitting_ratio",
+    "query_velocity_norms",
+    "test_signal_to_noise",
+    "n_R",
+    "n_A",
+    "n_O",
+    "T_tokens",
+    "kappa0",
+    "gamma0",
 ]

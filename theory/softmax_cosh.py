@@ -26,11 +26,12 @@ import numpy as np
 import sympy as sp
 from scipy.special import logsumexp
 
-from theory._numerics import reciprocal_two_plus_two_cosh
-from theory._validation import require_finite_array, require_integer_at_least
+from theory._numerics import finite_array, reciprocal_two_plus_two_cosh
+from theory.proof import RECONSTRUCTION, Derivation, for_sizes
 from theory.symbols import T as T_symbol
 from theory.symbols import gap_symbols
 from theory.symbols import x as x_symbol
+from theory.validation import Integer, InvalidParameter
 
 # --------------------------------------------------------------------------- symbolic
 
@@ -116,7 +117,7 @@ def unequal_gaps_residuals(T: int) -> list[sp.Expr]:
     r"""Proof, for ``T`` tokens whose leader has gaps :math:`x_2..x_T` (symbols), that
     :math:`s(1-s) = S/(1+S)^2` with :math:`s = 1/(1+S)`, :math:`S = \sum_u e^{-x_u}`, and
     :math:`S/(1+S)^2 = 1/(2 + 2\cosh(x_{\rm eff} - \log(T-1)))`; returns 2 residuals (0)."""
-    T = require_integer_at_least("T", T, 2)
+    T = Integer(2).check("T", T)
     gaps = gap_symbols(T - 1)
     decays = sp.symbols(f"w_2:{T + 1}", positive=True)  # w_u = e^{-x_u}
     to_decays = {sp.exp(-g): w for g, w in zip(gaps, decays, strict=True)}
@@ -139,28 +140,29 @@ def unequal_gaps_residuals(T: int) -> list[sp.Expr]:
 def saturation_equal_gaps(gap: np.ndarray | float, T: int) -> np.ndarray:
     r"""Exact :math:`s(1-s) = 1/(2 + 2\cosh(x - \log(T-1)))` for a leader ahead of every
     other token by ``gap`` (overflow-free, any real gap)."""
-    T = require_integer_at_least("T", T, 2)
-    gap = require_finite_array("gap", gap)
+    T = Integer(2).check("T", T)
+    gap = finite_array("gap", gap)
     return reciprocal_two_plus_two_cosh(gap - math.log(T - 1))
 
 
 def saturation_paper_form(gap: np.ndarray | float, T: int) -> np.ndarray:
     r"""The paper's :math:`1/(2 + 2\cosh(x - \log T))` (overflow-free)."""
-    T = require_integer_at_least("T", T, 2)
-    gap = require_finite_array("gap", gap)
+    T = Integer(2).check("T", T)
+    gap = finite_array("gap", gap)
     return reciprocal_two_plus_two_cosh(gap - math.log(T))
 
 
 def paper_form_ratio(gap: np.ndarray | float, T: int) -> np.ndarray:
     r"""Exact ratio paper form / exact form,
     :math:`\frac{2 + 2\cosh(x - \log(T-1))}{2 + 2\cosh(x - \log T)}` (log-domain, any gap)."""
-    T = require_integer_at_least("T", T, 2)
-    gap = require_finite_array("gap", gap)
+    T = Integer(2).check("T", T)
+    gap = finite_array("gap", gap)
     shift = math.log1p(1.0 / (T - 1))  # beta = log(T/(T-1)), without rounding log T - log(T-1)
     exact_shifted, paper_shifted = gap - math.log(T - 1), gap - math.log(T)
     # |v_E| - |v_P| is exactly +-beta when v_E, v_P share a sign (v_E - v_P = beta).
     magnitude_difference = np.where(
-        paper_shifted >= 0.0, shift,
+        paper_shifted >= 0.0,
+        shift,
         np.where(exact_shifted <= 0.0, -shift, exact_shifted + paper_shifted),
     )
     log_ratio = magnitude_difference + 2.0 * (
@@ -178,16 +180,17 @@ def paper_form_ratio_bound(T: int) -> tuple[float, float]:
 
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available). Returns ``(lower, upper) = ((T-1)/T, T/(T-1))``."""
-    T = require_integer_at_least("T", T, 2)
+    T = Integer(2).check("T", T)
     return (T - 1) / T, T / (T - 1)
 
 
 def _gaps_array(gaps: np.ndarray) -> np.ndarray:
-    gaps = require_finite_array("gaps", gaps)
+    gaps = finite_array("gaps", gaps)
     if gaps.ndim == 0 or gaps.shape[-1] < 1:
-        raise ValueError(
-            "gaps must have a last axis of length T - 1 >= 1 (one gap per competitor); "
-            f"got shape {gaps.shape}"
+        raise InvalidParameter(
+            "gaps",
+            f"shape {gaps.shape}",
+            "an array whose last axis has length T - 1 >= 1 (one gap per competitor)",
         )
     return gaps
 
@@ -249,11 +252,11 @@ def saturation_bounds(
 
     Reconstruction (this package's own derivation; the paper's exact statement is not
     available). Returns ``(lower, upper)``."""
-    T = require_integer_at_least("T", T, 2)
-    x_min = require_finite_array("x_min", x_min)
-    x_max = require_finite_array("x_max", x_max)
+    T = Integer(2).check("T", T)
+    x_min = finite_array("x_min", x_min)
+    x_max = finite_array("x_max", x_max)
     if np.any(x_min > x_max):
-        raise ValueError(f"x_min must be <= x_max; got x_min={x_min!r}, x_max={x_max!r}")
+        raise InvalidParameter("x_min", x_min, f"a value <= x_max = {x_max!r}")
     peak = math.log(T - 1)
     low, high = x_min, np.minimum(x_max, x_min + peak)
     upper = reciprocal_two_plus_two_cosh(np.clip(peak, low, high) - peak)
@@ -261,3 +264,84 @@ def saturation_bounds(
         reciprocal_two_plus_two_cosh(low - peak), reciprocal_two_plus_two_cosh(high - peak)
     )
     return lower, upper
+
+
+def derivations() -> list[Derivation]:
+    """This module's derived results, as records for :mod:`theory.derivations`."""
+    from theory.proof import NUMERIC, PARTIAL, SYMBOLIC
+    from theory.symbols import T
+
+    gap_saturation = sp.Symbol("s(1-s)", positive=True)
+    S = sp.Symbol("S", positive=True)
+    x_eff, x_min, x_max = sp.symbols("x_eff x_min x_max", real=True)
+    return [
+        Derivation(
+            "Softmax saturation as a cosh (equal gaps; the paper writes log T)",
+            sp.Eq(gap_saturation, exact_saturation_expression()),
+            RECONSTRUCTION,
+            saturation_identity_residual,
+            SYMBOLIC,
+            "residual vanishes for symbolic x and T = m + 1, m > 0",
+        ),
+        Derivation(
+            "Paper form vs exact form: sharp factor T/(T-1) both ways",
+            sp.And(
+                sp.Le((T - 1) / T, paper_form_ratio_expression()),
+                sp.Le(paper_form_ratio_expression(), T / (T - 1)),
+            ),
+            RECONSTRUCTION,
+            lambda: [
+                cosh_shift_identity_residuals(),
+                [
+                    lim - bound
+                    for lim, bound in zip(
+                        paper_form_ratio_limits(),
+                        (T / (T - 1), (T - 1) / T),
+                        strict=True,
+                    )
+                ],
+            ],
+            PARTIAL,
+            "the check proves the identity e^|b| cosh a - cosh(a + b) = sinh|b| e^(-sign(b) a) "
+            "(>= 0) and the two limits (sharpness); applying it with b = +-log(T/(T-1)) to the "
+            "ratio is by hand; numeric: tests/theory/test_softmax_cosh.py::"
+            "test_paper_form_within_factor_T_over_T_minus_1",
+        ),
+        Derivation(
+            "Unequal competitor gaps: soft-min effective gap (T = 2..8)",
+            sp.Eq(
+                gap_saturation,
+                sp.Eq(
+                    S / (1 + S) ** 2,
+                    1 / (2 + 2 * sp.cosh(x_eff - sp.log(T - 1))),
+                    evaluate=False,
+                ),
+                evaluate=False,
+            ),
+            RECONSTRUCTION,
+            for_sizes(unequal_gaps_residuals),
+            SYMBOLIC,
+            "residuals vanish for T = 2..8 with symbolic gaps",
+        ),
+        Derivation(
+            "Effective gap bounds",
+            sp.And(sp.Le(x_min, x_eff), sp.Le(x_eff, sp.Min(x_max, x_min + sp.log(T - 1)))),
+            RECONSTRUCTION,
+            proof=NUMERIC,
+            evidence="tests/theory/test_softmax_cosh.py::"
+            "test_unequal_gaps_saturation_is_exact_and_bracketed (random gaps); the argument "
+            "(e^-x_eff is the mean of e^-x_u, which lies between e^-x_max and e^-x_min and is "
+            "at least e^-x_min/(T-1)) is not machine-checked",
+        ),
+        Derivation(
+            "Saturation phi(v) = 1/(2 + 2 cosh v) is unimodal (peak 1/4 at v = 0)",
+            sp.Eq(
+                sp.Derivative(1 / (2 + 2 * sp.cosh(sp.Symbol("v"))), sp.Symbol("v")),
+                -sp.sinh(sp.Symbol("v")) / (2 * (1 + sp.cosh(sp.Symbol("v"))) ** 2),
+            ),
+            RECONSTRUCTION,
+            saturation_slope_residual,
+            SYMBOLIC,
+            "residual of the derivative vanishes for real v; its sign is that of -sinh v",
+        ),
+    ]

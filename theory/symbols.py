@@ -56,9 +56,7 @@ def gap_symbols(count: int, prefix: str = "x") -> tuple[sp.Symbol, ...]:
 
 def real_matrix(name: str, rows: int, cols: int) -> sp.Matrix:
     r"""An explicit ``rows x cols`` matrix of real symbols :math:`\mathrm{name}_{ij}`."""
-    return sp.Matrix(
-        rows, cols, lambda i, j: sp.Symbol(f"{name}_{i + 1}{j + 1}", real=True)
-    )
+    return sp.Matrix(rows, cols, lambda i, j: sp.Symbol(f"{name}_{i + 1}{j + 1}", real=True))
 
 
 def real_vector(name: str, size: int) -> sp.Matrix:

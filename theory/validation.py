@@ -26,8 +26,6 @@ from numbers import Integral
 from numbers import Real as RealNumber
 from typing import Any, ClassVar
 
-import numpy as np
-
 
 class InvalidParameter(ValueError):
     """A parameter value outside what is allowed; the message names all three."""
@@ -38,11 +36,16 @@ class InvalidParameter(ValueError):
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, float | np.floating):
-        return f"{float(value):g}" if math.isfinite(value) else str(float(value))
+    if isinstance(value, float):
+        return f"{value:g}" if math.isfinite(value) else str(value)
     if isinstance(value, tuple | list):
         return ",".join(_show(v) for v in value) if value else "(empty)"
     return repr(value)
+
+
+def _is_bool(value: Any) -> bool:
+    """``bool`` or NumPy's ``bool_`` (neither counts as a number here)."""
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
 
 
 def _number(value: float) -> str:
@@ -80,17 +83,22 @@ class Integer(Constraint):
     high: int | None = None
 
     def convert(self, value: Any) -> int | None:
-        if isinstance(value, bool | np.bool_):
+        if _is_bool(value):
             return None
         if isinstance(value, Integral):
             number = int(value)
-        elif isinstance(value, float | np.floating) and math.isfinite(value) \
-                and float(value).is_integer() and abs(value) < 2**63:
-            number = int(value)
+        elif (
+            isinstance(value, RealNumber)
+            and math.isfinite(float(value))
+            and float(value).is_integer()
+            and abs(float(value)) < 2**63
+        ):
+            number = int(float(value))
         else:
             return None
-        if (self.low is not None and number < self.low) or \
-                (self.high is not None and number > self.high):
+        if (self.low is not None and number < self.low) or (
+            self.high is not None and number > self.high
+        ):
             return None
         return number
 
@@ -122,23 +130,27 @@ class Real(Constraint):
     closed: str = "neither"
 
     def convert(self, value: Any) -> float | None:
-        if isinstance(value, bool | np.bool_) or not isinstance(value, RealNumber):
+        if _is_bool(value) or not isinstance(value, RealNumber):
             return None
         number = float(value)
         if not math.isfinite(number):
             return None
-        low_ok = self.low is None or (number >= self.low if self.closed in ("left", "both")
-                                      else number > self.low)
-        high_ok = self.high is None or (number <= self.high if self.closed in ("right", "both")
-                                        else number < self.high)
+        low_ok = self.low is None or (
+            number >= self.low if self.closed in ("left", "both") else number > self.low
+        )
+        high_ok = self.high is None or (
+            number <= self.high if self.closed in ("right", "both") else number < self.high
+        )
         return number if low_ok and high_ok else None
 
     def describe(self) -> str:
         left = self.closed in ("left", "both")
         right = self.closed in ("right", "both")
         if self.low is not None and self.high is not None:
-            return (f"a finite real number in {'[' if left else '('}{_number(self.low)}, "
-                    f"{_number(self.high)}{']' if right else ')'}")
+            return (
+                f"a finite real number in {'[' if left else '('}{_number(self.low)}, "
+                f"{_number(self.high)}{']' if right else ')'}"
+            )
         if self.low is not None:
             return f"a finite real number {'>=' if left else '>'} {_number(self.low)}"
         if self.high is not None:
@@ -175,7 +187,7 @@ class Boolean(Constraint):
     """``True`` or ``False``."""
 
     def convert(self, value: Any) -> bool | None:
-        return bool(value) if isinstance(value, bool | np.bool_) else None
+        return bool(value) if _is_bool(value) else None
 
     def describe(self) -> str:
         return "True or False"
@@ -241,8 +253,12 @@ class Sequence(Constraint):
     unique: bool = False
 
     def convert(self, value: Any) -> tuple[Any, ...] | None:
-        if isinstance(value, str | bytes) or not isinstance(value, tuple | list | np.ndarray):
+        if isinstance(value, str | bytes) or not (
+            isinstance(value, tuple | list) or hasattr(value, "tolist")
+        ):
             return None
+        if hasattr(value, "tolist"):  # a NumPy array
+            value = value.tolist()
         items = []
         for item in value:
             accepted = self.inner.convert(item)
@@ -256,8 +272,11 @@ class Sequence(Constraint):
         return tuple(items)
 
     def describe(self) -> str:
-        size = "a non-empty list" if self.min_length == 1 else (
-            "a list" if self.min_length == 0 else f"a list of at least {self.min_length}")
+        size = (
+            "a non-empty list"
+            if self.min_length == 1
+            else ("a list" if self.min_length == 0 else f"a list of at least {self.min_length}")
+        )
         unique = " distinct" if self.unique else ""
         return f"{size} of{unique} values each {self.inner.describe()}"
 
@@ -271,8 +290,14 @@ class Sequence(Constraint):
 
 # -- dataclass integration ------------------------------------------------------------
 
-def parameter(default: Any, constraint: Constraint, help: str, *,
-              default_factory: Callable[[], Any] | None = None) -> Any:
+
+def parameter(
+    default: Any,
+    constraint: Constraint,
+    help: str,
+    *,
+    default_factory: Callable[[], Any] | None = None,
+) -> Any:
     """A dataclass field with its constraint and help text (read by the command line)."""
     metadata = {"constraint": constraint, "help": help}
     if default_factory is not None:
@@ -319,6 +344,17 @@ def require(condition: bool, name: str, value: Any, allowed: str) -> None:
 
 
 __all__ = [
-    "InvalidParameter", "Constraint", "Integer", "Real", "Options", "Boolean", "Text",
-    "Optional", "Sequence", "parameter", "parameter_fields", "Validated", "require",
+    "InvalidParameter",
+    "Constraint",
+    "Integer",
+    "Real",
+    "Options",
+    "Boolean",
+    "Text",
+    "Optional",
+    "Sequence",
+    "parameter",
+    "parameter_fields",
+    "Validated",
+    "require",
 ]

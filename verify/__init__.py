@@ -1,0 +1,75 @@
+r"""``verify``: simulate the one-layer attention model and check the theory against it.
+
+The public entry points, imported on first use (so that ``import verify`` costs nothing)::
+
+    import verify
+
+    config = verify.preset("benign", steps=2000)       # the paper's setting, one change
+    result = verify.simulate(config)                    # train and record
+    print(result.summary()["test_accuracy"])
+    verify.write_run(result, "out/benign")              # config.json, summary.json, CSVs
+
+Sub-packages by role: :mod:`verify.sim` (one run: configuration, data, kernels, engines,
+observables, the run's files), :mod:`verify.checks` (predictions against simulations,
+the report), :mod:`verify.experiments` (sweeps and the experiments built on them),
+:mod:`verify.output` (atomic files, tables, provenance), :mod:`verify.plots` (figures
+from tables), :mod:`verify.cli` (the command line), :mod:`verify.realworld` (pre-trained
+transformers; needs the ``realworld`` extra).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "verify.sim.config": (
+        "RunConfig",
+        "Solver",
+        "Recording",
+        "preset",
+        "PRESETS",
+        "PAPER_ACCURACY",
+    ),
+    "verify.sim.data": ("Dataset", "GROUP_NAMES", "generate", "save_npz"),
+    "verify.sim.simulate": ("simulate", "RunResult", "RunStatus"),
+    "verify.sim.observables": ("relevant_saturation", "attention_gaps"),
+    "verify.sim.run_files": ("write_run", "read_history"),
+    "verify.checks.suite": ("run_checks",),
+    "verify.checks.runs": ("measured_regime", "initial_velocities"),
+    "verify.checks.regimes": ("classify_regime", "RegimeThresholds"),
+    "verify.checks.strategies": (
+        "valid_configs",
+        "single_violation",
+        "assumption_status",
+        "ASSUMPTION_KEYS",
+    ),
+    "verify.experiments.driver": ("run_experiment",),
+    "verify.experiments.settings": (
+        "ReproduceSettings",
+        "BoundarySettings",
+        "LongtimeSettings",
+        "PrecisionSettings",
+        "ExecutorSettings",
+    ),
+    "verify.experiments.reproduce": ("reproduction",),
+    "verify.experiments.boundaries": ("boundary_sweep",),
+    "verify.experiments.longtime": ("long_time",),
+    "verify.experiments.precision": ("precision_table", "breakdown_gap", "precision_report"),
+    "verify.cli": ("main",),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verify' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(_MODULE_OF)
+
+
+__all__ = sorted(_MODULE_OF)

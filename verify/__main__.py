@@ -1,5 +1,8 @@
+"""``python -m verify``: the command line (:mod:`verify.cli`)."""
+
 import sys
 
 from verify.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

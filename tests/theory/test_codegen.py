@@ -34,9 +34,10 @@ token_counts = st.integers(2, 64)
 
 def _close(value: float, exact: mpmath.mpf, size: float) -> bool:
     """Agreement up to a few eps times the conditioning ``size``."""
-    return abs(mpmath.mpf(float(value)) - exact) <= 16 * q.FLOAT64_EPSILON * (1 + size) * abs(
-        exact
-    ) + 1e-300
+    return (
+        abs(mpmath.mpf(float(value)) - exact)
+        <= 16 * q.FLOAT64_EPSILON * (1 + size) * abs(exact) + 1e-300
+    )
 
 
 @cache
@@ -92,19 +93,19 @@ def test_unequal_gap_kernels_equal_sympy(gaps):
         values = [mpmath.mpf(g) for g in gaps]
         size = max(abs(g) for g in gaps)
         assert _close(sc.selected_saturation(np.array(gaps)), saturation(values), size)
-        assert abs(float(sc.effective_gap(np.array(gaps))) - soft_min(values)) <= 1e-13 * (
-            1 + size
-        )
+        assert abs(float(sc.effective_gap(np.array(gaps))) - soft_min(values)) <= 1e-13 * (1 + size)
 
 
 @settings(max_examples=30, deadline=None)
-@given(gap=moderate_gaps, rate=st.floats(-10.0, 10.0), alpha=st.floats(1e-4, 1.0),
-       T=token_counts)
+@given(gap=moderate_gaps, rate=st.floats(-10.0, 10.0), alpha=st.floats(1e-4, 1.0), T=token_counts)
 def test_gd_step_bound_equals_sympy(gap, rate, alpha, T):
     shifted = x_symbol - sp.log(T_symbol)
     step = alpha_symbol * c_symbol / q.g_prime_expression()
-    bound = (alpha_symbol * c_symbol) ** 2 * sp.exp(sp.Abs(step)) * sp.cosh(shifted) / (
-        4 * (1 + sp.cosh(shifted)) ** 2
+    bound = (
+        (alpha_symbol * c_symbol) ** 2
+        * sp.exp(sp.Abs(step))
+        * sp.cosh(shifted)
+        / (4 * (1 + sp.cosh(shifted)) ** 2)
     )
     exact = lambdify_mpmath([x_symbol, c_symbol, alpha_symbol, T_symbol], bound)
     with mpmath.workdps(40):
@@ -115,18 +116,20 @@ def test_gd_step_bound_equals_sympy(gap, rate, alpha, T):
 def test_gd_drift_kernel_equals_lambdified_sympy():
     d = 3
     W, p, G = real_matrix("W", d, d), real_vector("p", d), real_vector("G", d)
-    drift = lambdify_numpy([list(W), list(p), list(G), alpha_symbol],
-                           invariants.gd_invariant_drift_expression(d))
+    drift = lambdify_numpy(
+        [list(W), list(p), list(G), alpha_symbol], invariants.gd_invariant_drift_expression(d)
+    )
     rng = np.random.default_rng(3)
     for _ in range(5):
-        W_value, p_value, G_value = rng.normal(size=(d, d)), rng.normal(size=d), rng.normal(
-            size=d
+        W_value, p_value, G_value = rng.normal(size=(d, d)), rng.normal(size=d), rng.normal(size=d)
+        generated = np.array(
+            drift(list(W_value.ravel()), list(p_value), list(G_value), 0.3), dtype=float
         )
-        generated = np.array(drift(list(W_value.ravel()), list(p_value), list(G_value), 0.3),
-                             dtype=float)
         np.testing.assert_allclose(
-            invariants.gd_invariant_drift(W_value, p_value, G_value, 0.3), generated,
-            rtol=1e-12, atol=1e-12,
+            invariants.gd_invariant_drift(W_value, p_value, G_value, 0.3),
+            generated,
+            rtol=1e-12,
+            atol=1e-12,
         )
 
 

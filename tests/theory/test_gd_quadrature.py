@@ -69,8 +69,9 @@ def test_recursion_error_is_within_the_derived_bounds(parameters):
 
 def test_recursion_error_bound_over_1e5_steps():
     T, rate, alpha = 8, 2.0, 0.01
-    result = gq.gd_recursion_bound(np.array([math.log(T) - 3, math.log(T), 6.0]), rate, alpha,
-                                   100_000, T)
+    result = gq.gd_recursion_bound(
+        np.array([math.log(T) - 3, math.log(T), 6.0]), rate, alpha, 100_000, T
+    )
     allowance = _rounding_allowance(result)
     assert np.all(result.gap_error <= result.gap_error_bound_enclosure + allowance)
     final = result.gap_error[-1]
@@ -110,8 +111,12 @@ def test_sum_of_absolute_defects_is_loose_when_the_trajectory_straddles_log_T():
 
 
 @settings(max_examples=40, deadline=None)
-@given(gap=st.floats(-800.0, 800.0), rate=st.floats(-10.0, 10.0), alpha=st.floats(1e-4, 1.0),
-       T=st.integers(2, 64))
+@given(
+    gap=st.floats(-800.0, 800.0),
+    rate=st.floats(-10.0, 10.0),
+    alpha=st.floats(1e-4, 1.0),
+    T=st.integers(2, 64),
+)
 def test_per_step_bounds(gap, rate, alpha, T):
     bound = float(gq.gd_step_defect_bound(gap, rate, alpha, T))
     uniform = float(gq.gd_step_defect_uniform_bound(rate, alpha))

@@ -37,9 +37,7 @@ def states(draw):
     alpha = draw(st.floats(1e-4, 1.0))
     scale = draw(st.floats(0.01, 10.0))
     rng = np.random.default_rng(seed)
-    return (
-        rng.normal(size=(d, d)), rng.normal(size=d), scale * rng.normal(size=d), alpha
-    )
+    return (rng.normal(size=(d, d)), rng.normal(size=d), scale * rng.normal(size=d), alpha)
 
 
 @settings(max_examples=50, deadline=None)
@@ -51,9 +49,15 @@ def test_gd_drift_equals_direct_gd_step(state):
     direct = invariants.conserved_matrix(W_next, p_next) - invariants.conserved_matrix(W, p)
     predicted = invariants.gd_invariant_drift(W, p, G, alpha)
     # The direct difference cancels O(|W|^2 + |p|^2) terms: its rounding is ~eps times those.
-    rounding = 64 * np.finfo(float).eps * (
-        np.abs(W_next) @ np.abs(W_next).T + np.abs(W) @ np.abs(W).T
-        + np.outer(np.abs(p_next), np.abs(p_next)) + np.outer(np.abs(p), np.abs(p))
+    rounding = (
+        64
+        * np.finfo(float).eps
+        * (
+            np.abs(W_next) @ np.abs(W_next).T
+            + np.abs(W) @ np.abs(W).T
+            + np.outer(np.abs(p_next), np.abs(p_next))
+            + np.outer(np.abs(p), np.abs(p))
+        )
     )
     assert np.all(np.abs(direct - predicted) <= rounding)
 
@@ -65,7 +69,9 @@ def test_query_velocity_is_the_flow_derivative_of_WTp(state):
     W_dot, p_dot = -np.outer(p, G), -W @ G
     direct = W_dot.T @ p + W.T @ p_dot
     np.testing.assert_allclose(
-        invariants.query_velocity(W, p, G), direct, rtol=1e-12,
+        invariants.query_velocity(W, p, G),
+        direct,
+        rtol=1e-12,
         atol=1e-12 * (np.linalg.norm(W) ** 2 + p @ p) * np.linalg.norm(G),
     )
 
@@ -73,7 +79,8 @@ def test_query_velocity_is_the_flow_derivative_of_WTp(state):
 def test_drift_is_second_order_in_alpha():
     rng = np.random.default_rng(1)
     W, p, G = rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=3)
-    small, large = invariants.gd_invariant_drift(W, p, G, 1e-3), invariants.gd_invariant_drift(
-        W, p, G, 2e-3
+    small, large = (
+        invariants.gd_invariant_drift(W, p, G, 1e-3),
+        invariants.gd_invariant_drift(W, p, G, 2e-3),
     )
     np.testing.assert_allclose(large, 4 * small, rtol=1e-12)

@@ -1,1 +1,1 @@
-"""checks"""
+"""Predictions against simulations: the run cache, the checks, regimes, the report."""

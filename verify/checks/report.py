@@ -1,63 +1,211 @@
-"""The check report: a console table, ``report.md`` and ``report.json`` (written atomically)."""
+"""The check report: a console table, ``report.md`` and ``report.json`` (written atomically),
+each with the checks in three groups: agreements, disagreements as registered, and the
+unexpected (a new failure, or a registered disagreement that now agrees)."""
 
 from __future__ import annotations
 
+import math
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from verify.checks.suite import CheckResult
+from verify.checks.registry import CheckResult, Verdict
 from verify.output.files import atomic_write_json, atomic_write_text
 from verify.output.provenance import provenance
 
-COLUMNS = ("check", "paper reference", "predicted", "measured", "verdict")
+GROUPS = (
+    (
+        "Unexpected (a new failure, or a registered disagreement that now agrees)",
+        (Verdict.NEW_FAILURE, Verdict.NOW_AGREES),
+    ),
+    ("Disagreements, as registered", (Verdict.DISAGREES_AS_REGISTERED,)),
+    ("Agreements", (Verdict.AGREES,)),
+)
+COLUMNS = ("check", "paper", "predicted", "measured [95% CI]", "tolerance", "verdict")
+#: Console column widths (sum + separators = 120 characters).
+CONSOLE_WIDTHS = (32, 16, 11, 27, 10, 14)
 
 
-def _rows(results: Sequence[CheckResult]) -> list[tuple[str, ...]]:
-    return [(r.name, r.reference, r.predicted, r.measured, r.verdict.upper()) for r in results]
+def number(value: float) -> str:
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:.4g}"
 
 
-def console_table(results: Sequence[CheckResult], max_width: int = 48) -> str:
-    def clip(text: str) -> str:
-        return text if len(text) <= max_width else text[: max_width - 1] + "~"
+def cells(result: CheckResult) -> tuple[str, ...]:
+    m = result.measurement
+    low, high = m.interval
+    measured = f"{number(m.measured)} [{number(low)}, {number(high)}]"
+    return (
+        result.name,
+        result.check.paper,
+        number(m.predicted),
+        measured,
+        f"±{number(m.tolerance)}",
+        result.verdict.value,
+    )
 
-    rows = [tuple(clip(cell) for cell in row) for row in _rows(results)]
-    widths = [max(len(COLUMNS[i]), *(len(row[i]) for row in rows)) for i in range(len(COLUMNS))]
-    line = "  ".join(name.ljust(width) for name, width in zip(COLUMNS, widths, strict=True))
-    out = [line, "  ".join("-" * width for width in widths)]
-    out += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-            for row in rows]
-    passed = sum(r.verdict == "pass" for r in results)
-    out.append(f"\n{passed} passed, {len(results) - passed} failed")
+
+def grouped(results: Sequence[CheckResult]) -> list[tuple[str, list[CheckResult]]]:
+    return [(title, [r for r in results if r.verdict in verdicts]) for title, verdicts in GROUPS]
+
+
+def summary_line(results: Sequence[CheckResult]) -> str:
+    """The last line of ``verify check``: counts, and whether anything is unexpected."""
+    count = {verdict: sum(r.verdict is verdict for r in results) for verdict in Verdict}
+    unexpected = count[Verdict.NEW_FAILURE] + count[Verdict.NOW_AGREES]
+    head = (
+        f"{len(results)} checks: {count[Verdict.AGREES]} agree, "
+        f"{count[Verdict.DISAGREES_AS_REGISTERED]} disagree as registered, "
+        f"{unexpected} unexpected"
+    )
+    return head + (
+        " -- nothing unexpected" if unexpected == 0 else " -- UNEXPECTED results, see above"
+    )
+
+
+def console_table(results: Sequence[CheckResult], widths: Sequence[int] = CONSOLE_WIDTHS) -> str:
+    """The results in three groups, fitting a 120-column terminal (long cells wrap)."""
+
+    def line(row: Sequence[str]) -> list[str]:
+        wrapped = [
+            textwrap.wrap(cell, width) or [""] for cell, width in zip(row, widths, strict=True)
+        ]
+        height = max(len(parts) for parts in wrapped)
+        return [
+            "  ".join(
+                (parts[k] if k < len(parts) else "").ljust(width)
+                for parts, width in zip(wrapped, widths, strict=True)
+            ).rstrip()
+            for k in range(height)
+        ]
+
+    out: list[str] = []
+    for title, members in grouped(results):
+        if not members:
+            continue
+        out += [
+            "",
+            f"{title} ({len(members)})",
+            *line(COLUMNS),
+            "  ".join("-" * width for width in widths),
+        ]
+        for result in members:
+            out += line(cells(result))
+    out += ["", summary_line(results)]
+    return "\n".join(out)
+
+
+def mutation_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Each check on its wrong inputs: the prediction it must accept (the measured value),
+    the wrong one it must reject, and whether an untrained simulation is rejected."""
+    from verify.checks.suite import mutations_ok
+
+    head = ("check", "accepts", "rejects wrong claim", "rejects untrained", "fails on wrong")
+    widths = (52, 16, 22, 18, 14)
+    out = [
+        "",
+        "Mutations: each check on wrong inputs",
+        "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
+    for row in rows:
+        untrained = (
+            ("yes" if row["untrained_rejected"] else "NO")
+            if row["untrained_applies"]
+            else "n/a (conditional)"
+        )
+        cells = (
+            row["name"][: widths[0]],
+            f"{number(row['right_claim'])} {'yes' if row['accepted'] else 'NO'}",
+            f"{number(row['wrong_claim'])} {'yes' if row['rejected'] else 'NO'}",
+            untrained,
+            "yes" if mutations_ok(row) else "NO",
+        )
+        out.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
     return "\n".join(out)
 
 
 def markdown(results: Sequence[CheckResult], meta: dict[str, Any]) -> str:
     def cell(text: str) -> str:
-        return text.replace("|", "\\|")
+        return text.replace("|", "\\|").replace("\n", " ")
 
-    lines = ["# Verification report", "",
-             f"Package version {meta['provenance']['package_version']}; mode: {meta['mode']}; "
-             f"seeds {meta['seeds']}; wall time {meta['wall_seconds']:.1f} s.", "",
-             "Every prediction is this package's own reconstruction of the paper result named "
-             "(the paper's exact statements are not available). A failing check is a "
-             "documented disagreement between that reconstruction and the simulation.", "",
-             "| check | paper reference | predicted | measured | tolerance | verdict |",
-             "|---|---|---|---|---|---|"]
-    for r in results:
-        lines.append("| " + " | ".join(cell(v) for v in (r.name, r.reference, r.predicted,
-                                                           r.measured, r.tolerance,
-                                                           f"**{r.verdict.upper()}**")) + " |")
-    lines += ["", "## Notes", ""]
-    lines += [f"- **{r.name}**: {r.note}" for r in results if r.note]
-    passed = sum(r.verdict == "pass" for r in results)
-    lines += ["", f"{passed} passed, {len(results) - passed} failed.", ""]
+    lines = [
+        "# Verification report",
+        "",
+        f"Package version {meta['provenance']['package_version']} (commit "
+        f"{meta['provenance'].get('commit')}); mode: {meta['mode']}; wall time "
+        f"{meta['wall_seconds']:.1f} s.",
+        "",
+        "Every prediction is this package's own reconstruction of the paper result "
+        "named (the paper's exact statements are not available). Every check is "
+        "registered before the run as an expected agreement or an expected "
+        "disagreement with its reason; tolerances are the prediction's stated model "
+        "error plus the 95% interval of the estimate.",
+        "",
+    ]
+    for title, members in grouped(results):
+        lines += [f"## {title} ({len(members)})", ""]
+        if not members:
+            lines += ["None.", ""]
+            continue
+        lines += [
+            "| check | paper | horizon | predicted | measured [95% CI] | samples | "
+            "model error | tolerance | estimator | verdict |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in members:
+            m = r.measurement
+            row = (
+                *cells(r)[:2],
+                r.check.horizon,
+                number(m.predicted),
+                cells(r)[3],
+                m.samples,
+                number(m.model_error),
+                number(m.tolerance),
+                m.estimator,
+                f"**{r.verdict.value}**",
+            )
+            lines.append("| " + " | ".join(cell(str(v)) for v in row) + " |")
+        notes = [
+            f"- **{r.name}**: "
+            + "; ".join(
+                filter(
+                    None,
+                    (
+                        r.check.expected.reason
+                        and f"registered disagreement: {r.check.expected.reason}",
+                        r.measurement.detail,
+                    ),
+                )
+            )
+            for r in members
+            if r.check.expected.reason or r.measurement.detail
+        ]
+        lines += ["", *notes, ""]
+    from verify.checks.catalogue import DROPPED
+
+    lines += ["## Checks left out", ""]
+    lines += [f"- **{name}**: {reason}" for name, reason in DROPPED.items()]
+    lines += ["", summary_line(results), ""]
     return "\n".join(lines)
 
 
-def write_report(results: Sequence[CheckResult], out_dir: str | Path,
-                 meta: dict[str, Any]) -> None:
+def write_report(results: Sequence[CheckResult], out_dir: str | Path, meta: dict[str, Any]) -> None:
     out = Path(out_dir)
     meta = {**meta, "provenance": provenance()}
     atomic_write_text(out / "report.md", markdown(results, meta))
-    atomic_write_json(out / "report.json", {**meta, "checks": [r.as_dict() for r in results]})
+    atomic_write_json(
+        out / "report.json",
+        {
+            **meta,
+            "summary": summary_line(results),
+            "unexpected": sum(r.verdict.unexpected for r in results),
+            "checks": [r.as_dict() for r in results],
+        },
+    )
+
+
+__all__ = ["console_table", "mutation_table", "markdown", "write_report", "summary_line", "grouped"]

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from theory.predictions import Setting
-from verify.checks.regimes import RegimeThresholds, classify_regime
+from verify.checks.regimes import RegimeThresholds, regimes_of
 from verify.sim.config import RunConfig, preset
 from verify.sim.data import GROUP_NAMES, Dataset, generate
 from verify.sim.engines import ReducedEngine
 from verify.sim.simulate import RunResult, simulate
-
-
-def setting_from_config(config: RunConfig) -> Setting:
-    r"""The theory's view of a configuration: :math:`\kappa_0 = \sigma_0^2 d` with
-    :math:`\sigma_0^2 = s^2/3` (uniform on :math:`(-s, s)`) or :math:`s^2` (Gaussian), and
-    :math:`\gamma_0 = s_\nu/\sqrt2`."""
-    variance = config.init_half_width**2 / (3.0 if config.init == "uniform" else 1.0)
-    return Setting(d=config.d, n=config.n, T=config.T, n_relevant=config.n_relevant,
-                   n_weak_aligned=config.n_weak_aligned, n_weak_opposite=config.n_weak_opposite,
-                   rho=config.rho, eta=config.eta, mu_norm=config.mu_norm,
-                   sigma_eps=config.sigma_eps, gamma0=config.nu_scale / math.sqrt(2),
-                   kappa0=variance * config.d, alpha=config.alpha)
 
 
 def initial_velocities(config: RunConfig, data: Dataset) -> np.ndarray:
@@ -32,12 +18,13 @@ def initial_velocities(config: RunConfig, data: Dataset) -> np.ndarray:
     the first GD step leaves W unchanged and gives :math:`q_1 = -\alpha W_0^\top W_0 G`,
     which is exactly :math:`\alpha\,\dot q(0)` of the flow."""
     engine = ReducedEngine(config, data)
-    engine.step()
-    return engine.train_logits() / config.alpha
+    engine.advance_to(1)
+    return engine.train_logits() / config.training.alpha
 
 
-def group_gap_velocities(velocities: np.ndarray, data: Dataset, leader: str,
-                         samples: np.ndarray) -> dict[str, np.ndarray]:
+def group_gap_velocities(
+    velocities: np.ndarray, data: Dataset, leader: str, samples: np.ndarray
+) -> dict[str, np.ndarray]:
     """Per sample, the leader group's mean velocity minus each other group's mean velocity."""
     code = {name: i for i, name in enumerate(GROUP_NAMES)}
     lead = velocities[samples][:, data.groups == code[leader]].mean(axis=1)
@@ -54,16 +41,10 @@ def selected_groups(logits: np.ndarray, data: Dataset) -> np.ndarray:
     return np.array([GROUP_NAMES[g] for g in data.groups[np.argmax(logits, axis=1)]])
 
 
-#: The checks call a run overfitting once at least half its noisy samples are fitted
-#: (the paper's not-overfitting run fits none; a run fitting some is reported as such).
-CHECK_THRESHOLDS = RegimeThresholds(test_accuracy=0.95, noisy_fitted=0.5)
-
-
-def measured_regime(result: RunResult, thresholds: RegimeThresholds = CHECK_THRESHOLDS) -> str:
-    """The regime of a finished run by :func:`verify.checks.regimes.classify_regime`."""
-    last = result.final
-    return classify_regime(last.get("noisy_fitted", math.nan),
-                           last.get("test_accuracy", math.nan), thresholds)
+def measured_regime(result: RunResult, thresholds: RegimeThresholds | None = None) -> str:
+    """The regime of a finished run by the paper's mechanism
+    (:func:`verify.checks.regimes.classify_regime` on its final row)."""
+    return regimes_of(result.final, thresholds)["regime"]
 
 
 @dataclass
@@ -98,8 +79,9 @@ class Evidence:
         key = ("flow", name, seed)
         if key not in self._cache:
             steps = int(self.flow_steps)
-            config = self.config(name, seed, engine="flow", steps=steps, log_every=steps,
-                                 log_geometric=49)
+            config = self.config(
+                name, seed, engine="flow", steps=steps, log_every=steps, log_geometric=49
+            )
             self._cache[key] = simulate(config, self.data(name, seed))
         return self._cache[key]
 

@@ -14,32 +14,23 @@ import math
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from theory.assumptions import CALIBRATION, DEFAULT_CONSTANTS, evaluate, symbol_values
-from theory.predictions import evaluate as evaluate_rate
-from theory.predictions import overfitting_threshold
-from verify.checks.runs import setting_from_config
+from theory.assumptions import ASSUMPTION_CONSTANTS, CALIBRATION, assess, symbol_values_for
+from theory.predictions import overfitting_threshold, rate
+from theory.stability import max_stable_step
 from verify.sim.config import RunConfig
 
 DELTA = 0.05
-GAMMA0 = 1 / math.sqrt(2)
 
 
 def assumption_status(config: RunConfig, delta: float = DELTA) -> dict[str, bool]:
     """Which of A1-A8 hold for ``config``."""
-    setting = setting_from_config(config)
-    values = symbol_values(config.d, config.n, config.T, config.rho, config.eta,
-                           config.mu_norm, config.sigma_eps, config.alpha,
-                           math.sqrt(setting.kappa0 / config.d),
-                           config.nu_scale / config.mu_norm, delta, setting.gamma0)
-    return {status.key: status.holds for status in evaluate(values)}
+    values = symbol_values_for(config.model, config.training, delta)
+    return {status.key: status.holds for status in assess(values)}
 
 
 def _step_bound(config: RunConfig) -> float:
     """The largest alpha A5 allows."""
-    kappa0 = config.d * config.init_half_width**2 / 3
-    scale = kappa0 * GAMMA0 * (config.mu_norm**2 / 4 + config.sigma_eps**2 * config.d
-                               / (2 * config.n))
-    return config.T / (DEFAULT_CONSTANTS["C_5"] * scale)
+    return max_stable_step(config.model, config.training)
 
 
 @st.composite
@@ -53,9 +44,11 @@ def valid_configs(draw, regime: str = "benign", steps: int = 1000, test_size: in
     eta = draw(st.sampled_from([0.125, 0.2, 0.25]))
     seed = draw(st.integers(0, 2**31 - 1))
     log_term = math.log((n * T) ** 2 / DELTA)
-    mu_a7 = DEFAULT_CONSTANTS["C_7"] * math.sqrt(2) * math.sqrt(2 * math.log(n * T / DELTA)) / rho
-    probe = RunConfig(d=1000, n=n, T=T, rho=rho, eta=eta, mu_norm=20.0)
-    threshold = overfitting_threshold(setting_from_config(probe))
+    mu_a7 = (
+        ASSUMPTION_CONSTANTS["C_7"] * math.sqrt(2) * math.sqrt(2 * math.log(n * T / DELTA)) / rho
+    )
+    probe = RunConfig.build(d=1000, n=n, T=T, rho=rho, eta=eta, mu_norm=20.0)
+    threshold = overfitting_threshold(probe.model, probe.training)
     if regime == "benign":
         target = draw(st.floats(threshold / 6, threshold / 2))
     elif regime == "not-overfitting":
@@ -63,41 +56,51 @@ def valid_configs(draw, regime: str = "benign", steps: int = 1000, test_size: in
         target = draw(st.floats(2 * c_no, 4 * c_no))
     else:
         raise ValueError(f"regime={regime!r} is invalid: allowed 'benign', 'not-overfitting'")
-    mu_a1 = math.sqrt(1.2 * target * DEFAULT_CONSTANTS["C_1"] * log_term)
+    mu_a1 = math.sqrt(1.2 * target * ASSUMPTION_CONSTANTS["C_1"] * log_term)
     mu = max(mu_a7, mu_a1) * draw(st.floats(1.05, 1.3))
 
     def build(mu: float) -> RunConfig:
-        return RunConfig(d=max(int(round(n * mu**2 / target)), 2), n=n, T=T, rho=rho, eta=eta,
-                         mu_norm=mu, steps=steps, seed=seed, test_size=test_size, log_every=10,
-                         log_geometric=0)
+        return RunConfig.build(
+            d=max(int(round(n * mu**2 / target)), 2),
+            n=n,
+            T=T,
+            rho=rho,
+            eta=eta,
+            mu_norm=mu,
+            steps=steps,
+            seed=seed,
+            test_size=test_size,
+            log_every=10,
+            log_geometric=0,
+        )
 
     # A2 with margin 1.5: at fixed n SNR^2, z grows like ||mu|| (d grows like ||mu||^2).
     z = _test_z(build(mu))
-    config = build(mu * max(1.0, 1.5 * DEFAULT_CONSTANTS["C_2"] / z))
+    config = build(mu * max(1.0, 1.5 * ASSUMPTION_CONSTANTS["C_2"] / z))
     config = config.replace(alpha=min(5e-3, 0.5 * _step_bound(config)))
     assume(all(assumption_status(config).values()))
     return config
 
 
 def _test_z(config: RunConfig) -> float:
-    return evaluate_rate(setting_from_config(config), "test_signal_to_noise")
+    return rate(config.model, config.training, "test_signal_to_noise")
 
 
 def _violate_a2(config: RunConfig) -> RunConfig:
     """Test z below C2 (z ~ ||mu||^2 / sqrt(d) at fixed n): raise d until z = C2 / 1.5."""
-    factor = (1.5 * _test_z(config) / DEFAULT_CONSTANTS["C_2"]) ** 2
-    changed = config.replace(d=int(config.d * factor))
+    factor = (1.5 * _test_z(config) / ASSUMPTION_CONSTANTS["C_2"]) ** 2
+    changed = config.replace(d=int(config.model.d * factor))
     return changed.replace(alpha=min(5e-3, 0.5 * _step_bound(changed)))
 
 
 #: How each assumption is broken while the others keep holding.
 _VIOLATIONS = {
-    "A1": lambda c: c.replace(d=max(c.d // 4, 16)),
+    "A1": lambda c: c.replace(d=max(c.model.d // 4, 16)),
     "A2": _violate_a2,
-    "A3": lambda c: c.replace(n=2, eta=0.25),
+    "A3": lambda c: c.replace(n=4, eta=0.125),
     "A4": lambda c: c.replace(eta=0.27),
     "A5": lambda c: c.replace(alpha=8 * _step_bound(c)),
-    "A6": lambda c: c.replace(init_scale=3.0 / math.sqrt(c.d)),
+    "A6": lambda c: c.replace(init_scale=3.0 / math.sqrt(c.model.d)),
     "A7": lambda c: c.replace(rho=0.04),
     "A8": lambda c: c.replace(nu_scale=4.0),
 }

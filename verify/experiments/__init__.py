@@ -1,1 +1,1 @@
-"""experiments"""
+"""Executors, resumable sweeps, and the experiments built on them (one driver)."""

@@ -1,5 +1,4 @@
-r"""Small statistics for sweeps: power-law exponents with confidence intervals, log-time
-slopes, and settling times.
+r"""Small statistics for sweeps: power-law exponents, log-time slopes, settling times.
 
 Power law: :math:`y = c\,x^{b}` is fitted as :math:`\log y = \log c + b \log x` by least
 squares (:func:`scipy.stats.linregress`); the interval is
@@ -35,8 +34,7 @@ class PowerLawFit:
         return asdict(self)
 
 
-def fit_power_law(x: Sequence[float], y: Sequence[float], confidence: float = 0.95
-                  ) -> PowerLawFit:
+def fit_power_law(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) -> PowerLawFit:
     """Least squares of log y on log x (finite, positive pairs only)."""
     from scipy import stats
 
@@ -45,24 +43,37 @@ def fit_power_law(x: Sequence[float], y: Sequence[float], confidence: float = 0.
     x, y = np.log(x[keep]), np.log(y[keep])
     m = int(x.size)
     if m < 2 or np.ptp(x) == 0:
-        return PowerLawFit(math.nan, math.nan, math.nan, math.nan, math.nan, m, math.nan,
-                           confidence)
+        return PowerLawFit(
+            math.nan, math.nan, math.nan, math.nan, math.nan, m, math.nan, confidence
+        )
     fit = stats.linregress(x, y)
     stderr = float(fit.stderr) if m > 2 else math.nan
     half = float(stats.t.ppf((1 + confidence) / 2, m - 2)) * stderr if m > 2 else math.nan
-    return PowerLawFit(exponent=float(fit.slope), prefactor=float(np.exp(fit.intercept)),
-                       stderr=stderr, ci_low=float(fit.slope) - half,
-                       ci_high=float(fit.slope) + half, n_points=m,
-                       r_squared=float(fit.rvalue ** 2), confidence=confidence)
+    return PowerLawFit(
+        exponent=float(fit.slope),
+        prefactor=float(np.exp(fit.intercept)),
+        stderr=stderr,
+        ci_low=float(fit.slope) - half,
+        ci_high=float(fit.slope) + half,
+        n_points=m,
+        r_squared=float(fit.rvalue**2),
+        confidence=confidence,
+    )
 
 
-def bootstrap_exponent(replicates: Mapping[float, Sequence[float]], repetitions: int = 2000,
-                       confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+def bootstrap_exponent(
+    replicates: Mapping[float, Sequence[float]],
+    repetitions: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
     """Percentile interval of the exponent fitted to the per-``x`` means of resampled
     replicates (each ``x``'s replicates drawn with replacement, independently)."""
     rng = np.random.default_rng(seed)
-    groups = [(float(x), np.asarray([v for v in values if np.isfinite(v) and v > 0]))
-              for x, values in replicates.items()]
+    groups = [
+        (float(x), np.asarray([v for v in values if np.isfinite(v) and v > 0]))
+        for x, values in replicates.items()
+    ]
     groups = [(x, v) for x, v in groups if v.size]
     if len(groups) < 2:
         return math.nan, math.nan
@@ -76,8 +87,9 @@ def bootstrap_exponent(replicates: Mapping[float, Sequence[float]], repetitions:
     return float(low), float(high)
 
 
-def slope_per_decade(steps: Sequence[float], values: Sequence[float], start: float,
-                     stop: float = math.inf) -> tuple[float, float, int]:
+def slope_per_decade(
+    steps: Sequence[float], values: Sequence[float], start: float, stop: float = math.inf
+) -> tuple[float, float, int]:
     r"""Slope of ``values`` against :math:`\log_{10}(\text{step})` over
     ``start <= step <= stop``: (slope, its standard error, number of points)."""
     from scipy import stats
@@ -90,8 +102,9 @@ def slope_per_decade(steps: Sequence[float], values: Sequence[float], start: flo
     return float(fit.slope), float(fit.stderr), int(keep.sum())
 
 
-def settle_step(steps: Sequence[float], values: Sequence[float], tolerance: float,
-                relative: bool = False) -> float:
+def settle_step(
+    steps: Sequence[float], values: Sequence[float], tolerance: float, relative: bool = False
+) -> float:
     """First logged step from which every later value stays within ``tolerance`` of the
     final value (``relative``: within ``tolerance * |final|``)."""
     steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
@@ -113,5 +126,11 @@ def first_step_always(steps: Sequence[float], condition: Sequence[bool]) -> floa
     return float(steps[0] if failing.size == 0 else steps[failing[-1] + 1])
 
 
-__all__ = ["PowerLawFit", "fit_power_law", "bootstrap_exponent", "slope_per_decade",
-           "settle_step", "first_step_always"]
+__all__ = [
+    "PowerLawFit",
+    "fit_power_law",
+    "bootstrap_exponent",
+    "slope_per_decade",
+    "settle_step",
+    "first_step_always",
+]

@@ -1,4 +1,4 @@
-"""Resumable parameter sweeps on interchangeable executors.
+r"""Resumable parameter sweeps on interchangeable executors.
 
 A sweep maps a *worker* (a module-level function ``point -> dict``, so that it
 pickles by reference) over *points* (JSON-able mappings, usually
@@ -6,8 +6,8 @@ pickles by reference) over *points* (JSON-able mappings, usually
 
 .. math::
 
-    \\mathrm{key}(w, x) = \\mathrm{SHA256}(\\mathrm{canonical\\ JSON}(\\{\\text{worker}: w,
-    \\text{point}: x\\}))[:20],
+    \mathrm{key}(w, x) = \mathrm{SHA256}(\mathrm{canonical\ JSON}(\{\text{worker}: w,
+    \text{point}: x\}))[:20],
 
 and its record (point, configuration, seed, result, wall time, package version) is
 written atomically to ``<store>/<key>.json`` the moment it arrives. A rerun loads
@@ -47,9 +47,16 @@ from verify.output.provenance import provenance
 Worker = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 #: Environment variables that pin native thread pools (BLAS, OpenMP) to one thread.
-SINGLE_THREAD_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                            "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                                            "NUMEXPR_NUM_THREADS")}
+SINGLE_THREAD_ENV = {
+    name: "1"
+    for name in (
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "VECLIB_MAXIMUM_THREADS",
+        "NUMEXPR_NUM_THREADS",
+    )
+}
 
 
 def worker_name(worker: Worker) -> str:
@@ -65,8 +72,9 @@ def canonical(value: Any) -> Any:
 def point_key(worker: Worker | str, point: Mapping[str, Any]) -> str:
     """Stable 20-hex-digit key of (worker, point), independent of dict order."""
     name = worker if isinstance(worker, str) else worker_name(worker)
-    text = json.dumps({"worker": name, "point": canonical(point)}, sort_keys=True,
-                      separators=(",", ":"))
+    text = json.dumps(
+        {"worker": name, "point": canonical(point)}, sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
@@ -105,8 +113,12 @@ def timed_call(worker: Worker, point: Mapping[str, Any]) -> dict[str, Any]:
         result = worker(point)
     finally:
         gc.collect()
-    return {"result": result, "wall_seconds": time.perf_counter() - started,
-            "host": platform.node(), "pid": os.getpid()}
+    return {
+        "result": result,
+        "wall_seconds": time.perf_counter() - started,
+        "host": platform.node(),
+        "pid": os.getpid(),
+    }
 
 
 class SweepError(RuntimeError):
@@ -130,6 +142,7 @@ def _result_or_fail(index: int, future: Any) -> Any:
 
 # -- executors ---------------------------------------------------------------------
 
+
 class SerialExecutor:
     """Runs every point in this process, in order."""
 
@@ -144,8 +157,9 @@ class SerialExecutor:
     def close(self) -> None:
         pass
 
-    def map_unordered(self, function: Callable[..., Any], items: Sequence[Any]
-                      ) -> Iterator[tuple[int, Any]]:
+    def map_unordered(
+        self, function: Callable[..., Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]:
         for index, item in enumerate(items):
             try:
                 result = function(item)
@@ -212,8 +226,9 @@ class ProcessExecutor:
             self._pool.shutdown(wait=not cancel, cancel_futures=True)
             self._pool = None
 
-    def map_unordered(self, function: Callable[..., Any], items: Sequence[Any]
-                      ) -> Iterator[tuple[int, Any]]:
+    def map_unordered(
+        self, function: Callable[..., Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -221,7 +236,8 @@ class ProcessExecutor:
         with _environment(SINGLE_THREAD_ENV):
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
+                )
             tracker.index = {self._pool.submit(function, item): i for i, item in enumerate(items)}
         try:
             for future in as_completed(tracker.index):
@@ -246,8 +262,9 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, scheduler_address: str | None = None, n_workers: int = 2,
-                 threads_per_worker: int = 1):
+    def __init__(
+        self, scheduler_address: str | None = None, n_workers: int = 2, threads_per_worker: int = 1
+    ):
         self.scheduler_address = scheduler_address
         self.n_workers = n_workers
         self.threads_per_worker = threads_per_worker
@@ -270,10 +287,13 @@ class DaskExecutor:
         if self.scheduler_address:
             self.client = Client(self.scheduler_address)
         else:
-            self.cluster = LocalCluster(n_workers=self.n_workers,
-                                        threads_per_worker=self.threads_per_worker,
-                                        processes=True, host="127.0.0.1",
-                                        dashboard_address=None)
+            self.cluster = LocalCluster(
+                n_workers=self.n_workers,
+                threads_per_worker=self.threads_per_worker,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+            )
             self.client = Client(self.cluster)
 
     def close(self) -> None:
@@ -284,14 +304,16 @@ class DaskExecutor:
             self.cluster.close()
             self.cluster = None
 
-    def map_unordered(self, function: Callable[..., Any], items: Sequence[Any]
-                      ) -> Iterator[tuple[int, Any]]:
+    def map_unordered(
+        self, function: Callable[..., Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]:
         from distributed import as_completed
 
         self.start()
         self._tracker = tracker = _FutureTracker()
-        tracker.index = {self.client.submit(function, item, pure=False): i
-                         for i, item in enumerate(items)}
+        tracker.index = {
+            self.client.submit(function, item, pure=False): i for i, item in enumerate(items)
+        }
         try:
             for future in as_completed(list(tracker.index)):
                 index = tracker.index[future]
@@ -309,8 +331,9 @@ class DaskExecutor:
 Executor = SerialExecutor | ProcessExecutor | DaskExecutor
 
 
-def make_executor(workers: int = 2, scheduler_address: str | None = None,
-                  dask_local: bool = False) -> Executor:
+def make_executor(
+    workers: int = 2, scheduler_address: str | None = None, dask_local: bool = False
+) -> Executor:
     """``workers = 0``: serial; a scheduler address or ``dask_local``: Dask; else a pool."""
     if scheduler_address or dask_local:
         return DaskExecutor(scheduler_address=scheduler_address, n_workers=max(workers, 1))
@@ -320,6 +343,7 @@ def make_executor(workers: int = 2, scheduler_address: str | None = None,
 
 
 # -- the sweep -------------------------------------------------------------------
+
 
 @dataclass
 class SweepReport:
@@ -335,21 +359,42 @@ class SweepReport:
         return [record["result"] for record in self.records]
 
 
-def make_record(worker: Worker, key: str, point: Mapping[str, Any],
-                outcome: Mapping[str, Any], versions: Mapping[str, Any]) -> dict[str, Any]:
+def make_record(
+    worker: Worker,
+    key: str,
+    point: Mapping[str, Any],
+    outcome: Mapping[str, Any],
+    versions: Mapping[str, Any],
+) -> dict[str, Any]:
     config = point.get("config") if isinstance(point, Mapping) else None
     seed = config.get("seed") if isinstance(config, Mapping) else point.get("seed")
-    return canonical({
-        "key": key, "worker": worker_name(worker), "point": point, "config": config,
-        "seed": seed, "result": outcome["result"], "wall_seconds": outcome["wall_seconds"],
-        "host": outcome["host"], "pid": outcome["pid"],
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "provenance": versions})
+    return canonical(
+        {
+            "key": key,
+            "worker": worker_name(worker),
+            "point": point,
+            "config": config,
+            "seed": seed,
+            "result": outcome["result"],
+            "wall_seconds": outcome["wall_seconds"],
+            "host": outcome["host"],
+            "pid": outcome["pid"],
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "provenance": versions,
+        }
+    )
 
 
-def run_sweep(points: Iterable[Mapping[str, Any]], worker: Worker, store: ResultStore | str | Path,
-              executor: Executor | None = None, *, limit: int | None = None,
-              progress: bool = True, desc: str = "sweep") -> SweepReport:
+def run_sweep(
+    points: Iterable[Mapping[str, Any]],
+    worker: Worker,
+    store: ResultStore | str | Path,
+    executor: Executor | None = None,
+    *,
+    limit: int | None = None,
+    progress: bool = True,
+    desc: str = "sweep",
+) -> SweepReport:
     """Run ``worker`` on every point not yet in ``store``; persist each record on arrival.
 
     ``limit`` caps how many new points are computed (the rest stay pending). A
@@ -367,12 +412,19 @@ def run_sweep(points: Iterable[Mapping[str, Any]], worker: Worker, store: Result
     todo = [key for key in keyed if key not in records]
     report = SweepReport(skipped=len(records))
     if limit is not None:
-        todo = todo[:max(limit, 0)]
+        todo = todo[: max(limit, 0)]
     versions = provenance()
     owned = executor is None
     executor = executor if executor is not None else make_executor()
-    bar = tqdm(total=len(keyed), initial=len(records), desc=desc, unit="run",
-               dynamic_ncols=True, disable=not progress, smoothing=0.05)
+    bar = tqdm(
+        total=len(keyed),
+        initial=len(records),
+        desc=desc,
+        unit="run",
+        dynamic_ncols=True,
+        disable=not progress,
+        smoothing=0.05,
+    )
 
     def save(index: int, outcome: Mapping[str, Any]) -> None:
         key = todo[index]
@@ -389,9 +441,11 @@ def run_sweep(points: Iterable[Mapping[str, Any]], worker: Worker, store: Result
                 save(index, outcome)
         except PointFailed as failure:
             point = keyed[todo[failure.index]]
-            raise SweepError(f"point {todo[failure.index]} failed with {failure.cause!r}; "
-                             f"point: {json.dumps(canonical(point))[:500]}; finished points "
-                             f"are saved in {store.directory}") from failure.cause
+            raise SweepError(
+                f"point {todo[failure.index]} failed with {failure.cause!r}; "
+                f"point: {json.dumps(canonical(point))[:500]}; finished points "
+                f"are saved in {store.directory}"
+            ) from failure.cause
     except BaseException:
         for index, outcome in executor.drain_finished():
             save(index, outcome)
@@ -416,6 +470,17 @@ def _run_call(call: _Call) -> dict[str, Any]:
     return timed_call(call.worker, call.point)
 
 
-__all__ = ["ResultStore", "SweepReport", "SweepError", "run_sweep", "point_key", "worker_name",
-           "SerialExecutor", "ProcessExecutor", "DaskExecutor", "make_executor",
-           "timed_call", "canonical"]
+__all__ = [
+    "ResultStore",
+    "SweepReport",
+    "SweepError",
+    "run_sweep",
+    "point_key",
+    "worker_name",
+    "SerialExecutor",
+    "ProcessExecutor",
+    "DaskExecutor",
+    "make_executor",
+    "timed_call",
+    "canonical",
+]

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 
 from verify.sim.config import RunConfig
-from verify.sim.data import GROUP_NAMES, RELEVANT
-from verify.sim.shared_noise import generate_reusing_noise
+from verify.sim.data import GROUP_NAMES, RELEVANT, generate
 from verify.sim.simulate import RunResult, simulate
 
 
@@ -24,14 +23,12 @@ def config_of(point: Mapping[str, Any]) -> RunConfig:
 
 def final_state(point: Mapping[str, Any]) -> dict[str, Any]:
     """The last logged row of the run (final train/test loss and accuracy, fitted
-    fractions, gaps, ...) plus status and wall time. The data are
-    :func:`verify.sim.data.generate`'s, with the noise reused across ||mu|| (bit for bit the
-    same, :mod:`verify.sim.shared_noise`)."""
+    fractions, gaps, ...) plus status and wall time. The noise is drawn once per
+    (d, n, T, seed) in a worker and reused across ||mu|| (the same numbers as a fresh draw)."""
     config = config_of(point)
-    result = simulate(config, data=generate_reusing_noise(config))
+    result = simulate(config, data=generate(config, reuse_noise=True))
     out = dict(result.final)
-    out.update(status=result.status, message=result.message,
-               run_seconds=result.wall_seconds)
+    out.update(status=result.status.value, message=result.message, run_seconds=result.wall_seconds)
     return out
 
 
@@ -52,15 +49,17 @@ def per_sample_margins(result: RunResult) -> np.ndarray:
     return (outputs * result.data.y_train[None]).T
 
 
-def selection_projection(tokens: np.ndarray, logits: np.ndarray, mu_norm: float
-                         ) -> dict[str, list]:
+def selection_projection(tokens: np.ndarray, logits: np.ndarray, mu_norm: float) -> dict[str, list]:
     r"""For each sequence, the token of largest attention logit (the selected token)
     and its projections :math:`\langle x, \mu_{\pm1}\rangle / \|\mu\|^2` (the signals are
     :math:`\|\mu\| e_{1,2}`, so these are :math:`x_1/\|\mu\|` and :math:`x_2/\|\mu\|`)."""
     selected = np.argmax(logits, axis=-1)
     chosen = tokens[np.arange(tokens.shape[0]), selected]
-    return {"selected": selected.tolist(), "proj_plus": (chosen[:, 0] / mu_norm).tolist(),
-            "proj_minus": (chosen[:, 1] / mu_norm).tolist()}
+    return {
+        "selected": selected.tolist(),
+        "proj_plus": (chosen[:, 0] / mu_norm).tolist(),
+        "proj_minus": (chosen[:, 1] / mu_norm).tolist(),
+    }
 
 
 def trajectory(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,26 +75,47 @@ def trajectory(point: Mapping[str, Any]) -> dict[str, Any]:
     probabilities = np.stack(result.train_probabilities)
     test_logits = result.final_test_logits
     return {
-        "summary": result.summary(), "steps": result.steps, "history": result.history,
+        "summary": result.summary(),
+        "steps": result.steps,
+        "history": result.history,
         "groups": [GROUP_NAMES[g] for g in data.groups],
-        "noisy": noisy.astype(int).tolist(), "y_train": data.y_train.tolist(),
-        "y_clean": data.y_clean.tolist(), "y_test": data.y_test.tolist(),
-        "clean_sample": clean_sample, "noisy_sample": noisy_sample,
+        "noisy": noisy.astype(int).tolist(),
+        "y_train": data.y_train.tolist(),
+        "y_clean": data.y_clean.tolist(),
+        "y_test": data.y_test.tolist(),
+        "clean_sample": clean_sample,
+        "noisy_sample": noisy_sample,
         "attention_clean": probabilities[:, clean_sample].tolist(),
-        "attention_noisy": (probabilities[:, noisy_sample].tolist()
-                            if noisy_sample is not None else []),
+        "attention_noisy": (
+            probabilities[:, noisy_sample].tolist() if noisy_sample is not None else []
+        ),
         "saturation": per_sample_saturation(result).tolist(),
-        "train_selection": selection_projection(data.X_train, result.train_logits[-1],
-                                                config.mu_norm),
-        "test_selection": selection_projection(data.X_test, test_logits, config.mu_norm),
+        "train_selection": selection_projection(
+            data.X_train, result.train_logits[-1], config.model.mu_norm
+        ),
+        "test_selection": selection_projection(data.X_test, test_logits, config.model.mu_norm),
     }
 
 
 #: History columns kept by :func:`long_trajectory`.
-LONG_KEYS = ("step", "time", "train_loss", "train_accuracy", "test_loss", "test_accuracy",
-             "clean_fitted", "noisy_fitted", "clean_gap_min", "clean_gap_mean",
-             "noisy_gap_min", "noisy_gap_mean", "test_selects_relevant", "p_norm",
-             "saturation_clean_mean", "saturation_noisy_mean")
+LONG_KEYS = (
+    "step",
+    "time",
+    "train_loss",
+    "train_accuracy",
+    "test_loss",
+    "test_accuracy",
+    "clean_fitted",
+    "noisy_fitted",
+    "clean_gap_min",
+    "clean_gap_mean",
+    "noisy_gap_min",
+    "noisy_gap_mean",
+    "test_selects_relevant",
+    "p_norm",
+    "saturation_clean_mean",
+    "saturation_noisy_mean",
+)
 
 
 def long_trajectory(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,12 +125,23 @@ def long_trajectory(point: Mapping[str, Any]) -> dict[str, Any]:
     result = simulate(config_of(point))
     groups = result.data.groups
     selected = np.argmax(result.train_logits[-1], axis=-1)
-    return {"summary": result.summary(), "steps": result.steps,
-            "history": [{key: row.get(key) for key in LONG_KEYS} for row in result.history],
-            "noisy": result.data.noisy.astype(int).tolist(),
-            "margins": per_sample_margins(result).tolist(),
-            "selected_group_final": [GROUP_NAMES[groups[t]] for t in selected]}
+    return {
+        "summary": result.summary(),
+        "steps": result.steps,
+        "history": [{key: row.get(key) for key in LONG_KEYS} for row in result.history],
+        "noisy": result.data.noisy.astype(int).tolist(),
+        "margins": per_sample_margins(result).tolist(),
+        "selected_group_final": [GROUP_NAMES[groups[t]] for t in selected],
+    }
 
 
-__all__ = ["final_state", "trajectory", "long_trajectory", "per_sample_saturation",
-           "per_sample_margins", "selection_projection", "config_of", "LONG_KEYS"]
+__all__ = [
+    "final_state",
+    "trajectory",
+    "long_trajectory",
+    "per_sample_saturation",
+    "per_sample_margins",
+    "selection_projection",
+    "config_of",
+    "LONG_KEYS",
+]

@@ -1,1 +1,1 @@
-"""output"""
+"""Atomic result files, tables and provenance."""

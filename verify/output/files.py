@@ -1,4 +1,4 @@
-"""Atomic result files and provenance.
+"""Atomic result files, and the checks an output place passes before any work starts.
 
 Every file is written to a temporary sibling and moved into place with
 :func:`os.replace`, so a reader never sees a half-written file and an interrupted
@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from theory.validation import InvalidParameter, require
 
 
 def atomic_write_bytes(path: Path, payload: bytes) -> None:
@@ -71,11 +73,65 @@ def atomic_write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
-        writer.writerow(["" if v is None else (repr(float(v)) if isinstance(v, (float, np.floating))
-                                               else v) for v in row])
+        writer.writerow(
+            [
+                "" if v is None else (repr(float(v)) if isinstance(v, (float, np.floating)) else v)
+                for v in row
+            ]
+        )
     atomic_write_text(path, buffer.getvalue())
 
 
 def read_json(path: Path) -> Any:
     with open(path, encoding="utf-8") as stream:
         return json.load(stream)
+
+
+def numeric_csv(header: Sequence[str], prefixes: Sequence[str], values: np.ndarray) -> str:
+    """CSV text: ``header``, then per row ``prefixes[i]`` followed by the row of ``values``
+    formatted with 17 significant digits (exact float64 round trip; ``nan`` and ``inf``
+    spelled out). Vectorised: one formatting pass over the whole matrix."""
+    lines = [",".join(header)]
+    if len(values):
+        body = io.StringIO()
+        np.savetxt(body, np.asarray(values, dtype=np.float64), fmt="%.17g", delimiter=",")
+        lines += [
+            prefix + line
+            for prefix, line in zip(prefixes, body.getvalue().splitlines(), strict=True)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def prepare_output_dir(
+    path: str | Path, name: str = "out", overwrite: bool = False, guarded: Sequence[str] = ()
+) -> Path:
+    """Check, before any work, that ``path`` can take a command's results: a directory
+    (created if missing) that this process can write into, and, unless ``overwrite``,
+    holding none of the ``guarded`` files of an earlier result. Problems are
+    :class:`~theory.validation.InvalidParameter` naming ``name``."""
+    shown = str(path)
+    path = Path(path)
+    require(
+        not path.exists() or path.is_dir(),
+        name,
+        shown,
+        "a directory (this path is an existing file)",
+    )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".write-check.", dir=path)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise InvalidParameter(
+            name, shown, f"a directory this process can write into ({error.strerror or error})"
+        ) from None
+    existing = [file for file in guarded if (path / file).exists()]
+    require(
+        overwrite or not existing,
+        name,
+        shown,
+        f"a directory without an earlier result, or --overwrite to replace it (it holds "
+        f"{', '.join(existing)})",
+    )
+    return path

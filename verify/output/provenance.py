@@ -1,5 +1,4 @@
-"""What every result records about where it came from: package version, git commit,
-library versions and the command line."""
+"""Where a result came from: package version, git commit, libraries, command line."""
 
 from __future__ import annotations
 
@@ -31,8 +30,13 @@ def git_commit() -> dict[str, Any]:
 
     def git(*arguments: str) -> str | None:
         try:
-            done = subprocess.run(["git", "-C", str(root), *arguments], capture_output=True,
-                                  text=True, timeout=10, check=False)
+            done = subprocess.run(
+                ["git", "-C", str(root), *arguments],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return done.stdout.strip() if done.returncode == 0 else None
@@ -49,9 +53,15 @@ def provenance() -> dict[str, Any]:
     import numpy
     import scipy
 
-    record = {"package": PACKAGE, "package_version": package_version(), **git_commit(),
-              "python": platform.python_version(), "numpy": numpy.__version__,
-              "scipy": scipy.__version__, "command": " ".join(sys.argv)}
+    record = {
+        "package": PACKAGE,
+        "package_version": package_version(),
+        **git_commit(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "command": " ".join(sys.argv),
+    }
     sympy = sys.modules.get("sympy")
     if sympy is not None:
         record["sympy"] = sympy.__version__

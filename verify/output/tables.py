@@ -1,7 +1,9 @@
-"""Tidy result tables: written atomically as CSV (always) and Parquet (when pandas and
-pyarrow are installed), read back as columns for plotting, and rendered as Markdown.
+"""Tidy result tables: CSV (and Parquet), read back as columns, rendered as Markdown.
 
-Figures are drawn from these files, never from in-memory state (spec 05: "Results are
+Tables are written atomically as CSV (always) and Parquet (when pandas and pyarrow are
+installed), read back as columns for plotting, and rendered as Markdown.
+
+Figures are drawn from these files, never from in-memory state ("Results are
 data, plots are made from results").
 """
 
@@ -16,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from verify.output.files import atomic_write_bytes, atomic_write_csv, atomic_write_json
-from verify.output.provenance import provenance
+from verify.output.files import atomic_write_bytes, atomic_write_csv
 
 
 def number(value: Any) -> float:
@@ -30,8 +31,12 @@ def number(value: Any) -> float:
         return math.nan
 
 
-def write_table(path: str | Path, rows: Sequence[Mapping[str, Any]],
-                columns: Sequence[str] | None = None, parquet: bool = True) -> list[Path]:
+def write_table(
+    path: str | Path,
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] | None = None,
+    parquet: bool = True,
+) -> list[Path]:
     """Write ``rows`` (dicts sharing ``columns``) to ``path`` (.csv) and, if possible,
     next to it as .parquet. Returns the files written."""
     path = Path(path).with_suffix(".csv")
@@ -57,8 +62,13 @@ def write_table(path: str | Path, rows: Sequence[Mapping[str, Any]],
 
 def _column(values: list[str]) -> np.ndarray:
     try:
-        return np.array([number(v) if v.strip().lower() in ("", "nan", "inf", "-inf")
-                         else float(v) for v in values], dtype=np.float64)
+        return np.array(
+            [
+                number(v) if v.strip().lower() in ("", "nan", "inf", "-inf") else float(v)
+                for v in values
+            ],
+            dtype=np.float64,
+        )
     except ValueError:
         return np.array(values, dtype=object)
 
@@ -90,17 +100,3 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 __all__ = ["number", "write_table", "read_table", "select", "markdown_table"]
-
-
-def write_experiment_record(out: Path, filename: str, record: dict[str, Any],
-                            written: Sequence[Path], draw_figures=None) -> dict[str, Any]:
-    """Finish an experiment directory: add provenance, the written tables and (when
-    ``draw_figures(tables_dir, figures_dir)`` is given) the figures drawn from those
-    tables to ``record``, and write it atomically as ``out / filename``."""
-    record = {**record, "provenance": provenance(),
-              "tables": [str(p.relative_to(out)) for p in written]}
-    if draw_figures is not None:
-        record["figures"] = [str(p.relative_to(out))
-                             for p in draw_figures(out / "tables", out / "figures")]
-    atomic_write_json(out / filename, record)
-    return record

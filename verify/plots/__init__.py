@@ -1,1 +1,1 @@
-"""plots"""
+"""Figures, drawn from the tables the experiments wrote (never from live runs)."""

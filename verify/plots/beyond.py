@@ -1,6 +1,7 @@
-"""Figures beyond the paper, drawn from the written tables: regime-boundary scaling
-(:mod:`verify.experiments.boundaries`) and the exponential-time regime
-(:mod:`verify.experiments.longtime`)."""
+"""Figures beyond the paper: regime-boundary scaling and the exponential-time regime.
+
+Drawn from the tables of :mod:`verify.experiments.boundaries` and
+:mod:`verify.experiments.longtime`."""
 
 from __future__ import annotations
 
@@ -39,16 +40,31 @@ def figure_boundaries(tables: Path, figures: Path) -> list[Path]:
                 b, c = float(fit["exponent"][0]), float(fit["prefactor"][0])
                 theory = float(fit["theory"][0])
                 line = np.geomspace(xs.min(), xs.max(), 50)
-                axis.plot(line, c * line ** b, "-", color=colour,
-                          label=f"fit b = {b:.2f} [{fit['ci_low'][0]:.2f}, "
-                                f"{fit['ci_high'][0]:.2f}]")
+                axis.plot(
+                    line,
+                    c * line**b,
+                    "-",
+                    color=colour,
+                    label=f"fit b = {b:.2f} [{fit['ci_low'][0]:.2f}, {fit['ci_high'][0]:.2f}]",
+                )
                 centre_x = math.exp(np.mean(np.log(xs)))
                 centre_y = math.exp(np.mean(np.log(means)))
-                axis.plot(line, centre_y * (line / centre_x) ** theory, ":", color=colour,
-                          lw=2, label=f"theory slope {theory:g}")
+                axis.plot(
+                    line,
+                    centre_y * (line / centre_x) ** theory,
+                    ":",
+                    color=colour,
+                    lw=2,
+                    label=f"theory slope {theory:g}",
+                )
         fixed = "n = 20" if sweep == "d" else "fixed d"
-        axis.set(xscale="log", yscale="log", xlabel=sweep, ylabel="boundary ‖μ‖*",
-                 title=f"boundaries vs {sweep} ({fixed})")
+        axis.set(
+            xscale="log",
+            yscale="log",
+            xlabel=sweep,
+            ylabel="boundary ‖μ‖*",
+            title=f"boundaries vs {sweep} ({fixed})",
+        )
         values = np.unique(select(estimates, sweep=sweep)[sweep])
         axis.set_xticks(values, [f"{v:g}" for v in values])
         axis.minorticks_off()
@@ -59,18 +75,30 @@ def figure_boundaries(tables: Path, figures: Path) -> list[Path]:
     rows = select(points, n=float(n_fixed))
     for regime, colour in colours.items():
         part = select(rows, regime=regime)
-        axis.scatter(part["d"] * np.exp(0.04 * (part["seed"] - 2)), part["mu_norm"], s=8,
-                     color=colour, label=regime)
-    axis.set(xscale="log", yscale="log", xlabel="d (seeds offset)", ylabel="‖μ‖",
-             title=f"every evaluated run, classified (n = {n_fixed})")
+        axis.scatter(
+            part["d"] * np.exp(0.04 * (part["seed"] - 2)),
+            part["mu_norm"],
+            s=8,
+            color=colour,
+            label=regime,
+        )
+    axis.set(
+        xscale="log",
+        yscale="log",
+        xlabel="d (seeds offset)",
+        ylabel="‖μ‖",
+        title=f"every evaluated run, classified (n = {n_fixed})",
+    )
     values = np.unique(rows["d"])
     axis.set_xticks(values, [f"{v:g}" for v in values])
     axis.minorticks_off()
     axis.legend(fontsize=7)
     steps = int(np.nanmax(points["steps"]))
     engine = str(points["engine"][0]) if "engine" in points else "reduced"
-    fig.suptitle(f"Regime boundaries after {steps:.0e} steps (engine {engine}): bisection "
-                 "in log ‖μ‖ per seed")
+    fig.suptitle(
+        f"Regime boundaries after {steps:.0e} steps (engine {engine}): bisection "
+        "in log ‖μ‖ per seed"
+    )
     fig.tight_layout()
     return save_figure(fig, figures, "boundaries")
 
@@ -91,15 +119,25 @@ def figure_longtime(tables: Path, figures: Path) -> list[Path]:
     labels = list(dict.fromkeys(str(v) for v in history["label"]))
     first = select(history, label=labels[0])
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
-    styles = {"clean_gap_min": ("tab:green", "-"), "clean_gap_mean": ("tab:green", "--"),
-              "noisy_gap_min": ("tab:red", "-"), "noisy_gap_mean": ("tab:red", "--")}
+    styles = {
+        "clean_gap_min": ("tab:green", "-"),
+        "clean_gap_mean": ("tab:green", "--"),
+        "noisy_gap_min": ("tab:red", "-"),
+        "noisy_gap_mean": ("tab:red", "--"),
+    }
     for seed in np.unique(first["seed"]):
         rows = select(first, seed=seed)
         keep, x = _log_steps(rows)
         bold = seed == np.min(first["seed"])
         for name, (colour, line) in styles.items():
-            axes[0].plot(x, rows[name][keep], line, color=colour, lw=1.6 if bold else 0.6,
-                         label=name.replace("_", " ") if bold else None)
+            axes[0].plot(
+                x,
+                rows[name][keep],
+                line,
+                color=colour,
+                lw=1.6 if bold else 0.6,
+                label=name.replace("_", " ") if bold else None,
+            )
         axes[1].plot(x, rows["test_accuracy"][keep], color="tab:orange", lw=1.6 if bold else 0.6)
         axes[2].plot(x, rows["test_loss"][keep], color="tab:orange", lw=1.6 if bold else 0.6)
         fit = select(select(summary, label=labels[0]), seed=seed)["fit_step"]
@@ -109,10 +147,14 @@ def figure_longtime(tables: Path, figures: Path) -> list[Path]:
     keep, x = _log_steps(first)
     anchor = np.nanmax(first["clean_gap_min"][keep])
     grid = np.linspace(x.min(), x.max(), 10)
-    axes[0].plot(grid, anchor + math.log(10) * (grid - x.max()), "k:", lw=1,
-                 label="slope ln 10 per decade")
-    axes[0].set(xlabel="log10 GD step", ylabel="attention gap (logit units)",
-                title="gaps: Λ (clean, R leads) and Γ (noisy, W₋ leads)")
+    axes[0].plot(
+        grid, anchor + math.log(10) * (grid - x.max()), "k:", lw=1, label="slope ln 10 per decade"
+    )
+    axes[0].set(
+        xlabel="log10 GD step",
+        ylabel="attention gap (logit units)",
+        title="gaps: Λ (clean, R leads) and Γ (noisy, W₋ leads)",
+    )
     axes[0].legend(fontsize=7)
     axes[1].set(xlabel="log10 GD step", ylabel="test accuracy", title="test accuracy")
     axes[2].set(xlabel="log10 GD step", ylabel="test loss", title="test loss")
@@ -129,8 +171,11 @@ def figure_longtime(tables: Path, figures: Path) -> list[Path]:
         loss = [np.mean(rows["test_loss"][rows["step"] == s]) for s in steps]
         axes[0].plot(np.log10(steps), accuracy, color=cmap(index % 20), label=label)
         axes[1].plot(np.log10(steps), loss, color=cmap(index % 20))
-    axes[0].set(xlabel="log10 GD step", ylabel="test accuracy (seed mean)",
-                title="test accuracy over exponential time")
+    axes[0].set(
+        xlabel="log10 GD step",
+        ylabel="test accuracy (seed mean)",
+        title="test accuracy over exponential time",
+    )
     axes[1].set(xlabel="log10 GD step", ylabel="test loss (seed mean)", title="test loss")
     axes[0].legend(fontsize=7, ncol=2)
     fig.tight_layout()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,8 +18,11 @@ from verify.output.tables import read_table, select
 
 GROUP_COLOURS = {"R": "tab:green", "W+": "tab:blue", "W-": "tab:red", "I": "tab:gray"}
 SPLIT_COLOURS = {"train": "tab:blue", "test": "tab:orange"}
-REGIME_TITLES = {"harmful": "harmful overfitting", "benign": "benign overfitting",
-                 "not-overfitting": "not overfitting"}
+REGIME_TITLES = {
+    "harmful": "harmful overfitting",
+    "benign": "benign overfitting",
+    "not-overfitting": "not overfitting",
+}
 FIGURE_NUMBERS = {"harmful": 3, "benign": 4, "not-overfitting": 5}
 
 
@@ -78,8 +82,12 @@ def figure_training(tables: Path, figures: Path, regime: str) -> list[Path]:
         rows = select(history, seed=seed)
         bold = seed == first
         for split in ("train", "test"):
-            style = dict(color=SPLIT_COLOURS[split], lw=1.8 if bold else 0.6,
-                         alpha=1.0 if bold else 0.35, label=split if bold else None)
+            style = dict(
+                color=SPLIT_COLOURS[split],
+                lw=1.8 if bold else 0.6,
+                alpha=1.0 if bold else 0.35,
+                label=split if bold else None,
+            )
             axes[0, 0].plot(rows["step"], rows[f"{split}_loss"], **style)
             axes[0, 1].plot(rows["step"], rows[f"{split}_accuracy"], **style)
     axes[0, 0].set(title="loss", xlabel="GD step", ylabel="logistic loss")
@@ -95,15 +103,25 @@ def figure_training(tables: Path, figures: Path, regime: str) -> list[Path]:
             part = select(rows, group=group)
             steps = np.unique(part["step"])
             mass = np.array([part["probability"][part["step"] == s].sum() for s in steps])
-            axis.plot(steps, mass, color=colour, lw=1.8, label=f"{group} (group total)"
-                      if group == "I" else group)
+            axis.plot(
+                steps,
+                mass,
+                color=colour,
+                lw=1.8,
+                label=f"{group} (group total)" if group == "I" else group,
+            )
         sample = int(rows["sample"][0])
-        axis.set(title=f"attention of {kind} training sample {sample} (seed {int(first)})",
-                 xlabel="GD step", ylabel="softmax probability", ylim=(-0.02, 1.02))
+        axis.set(
+            title=f"attention of {kind} training sample {sample} (seed {int(first)})",
+            xlabel="GD step",
+            ylabel="softmax probability",
+            ylim=(-0.02, 1.02),
+        )
         axis.legend(fontsize=8)
     number = FIGURE_NUMBERS.get(regime, 0)
-    fig.suptitle(f"Figure {number}: {REGIME_TITLES.get(regime, regime)} "
-                 f"({_preset_label(accuracy, regime)})")
+    fig.suptitle(
+        f"Figure {number}: {REGIME_TITLES.get(regime, regime)} ({_preset_label(accuracy, regime)})"
+    )
     fig.tight_layout()
     return save_figure(fig, figures, f"fig{number}_{regime}")
 
@@ -126,10 +144,18 @@ def figure_saturation(tables: Path, figures: Path) -> list[Path]:
             for curve in curves:
                 axis.plot(steps, curve, color=colour, lw=0.5, alpha=0.4)
             if curves:
-                axis.plot(steps, np.mean(curves, axis=0), color=colour, lw=2.2,
-                          label=f"{kind} (mean of {len(curves)})")
-        axis.set(title=f"{REGIME_TITLES.get(regime, regime)}\n{_preset_label(accuracy, regime)}",
-                 xlabel="GD step", ylabel=r"$s_R(1-s_R)$ of the relevant token")
+                axis.plot(
+                    steps,
+                    np.mean(curves, axis=0),
+                    color=colour,
+                    lw=2.2,
+                    label=f"{kind} (mean of {len(curves)})",
+                )
+        axis.set(
+            title=f"{REGIME_TITLES.get(regime, regime)}\n{_preset_label(accuracy, regime)}",
+            xlabel="GD step",
+            ylabel=r"$s_R(1-s_R)$ of the relevant token",
+        )
         axis.legend(fontsize=8)
     fig.suptitle("Figure 2: the factor that scales each sample's update")
     fig.tight_layout()
@@ -137,8 +163,8 @@ def figure_saturation(tables: Path, figures: Path) -> list[Path]:
 
 
 def figure_selection(tables: Path, figures: Path) -> list[Path]:
-    """Figure 1: the selected token (largest attention) of each sequence projected on
-    :math:`\\mu_{+1}` and :math:`\\mu_{-1}` (in units of :math:`\\|\\mu\\|^2`), training data
+    r"""Figure 1: the selected token (largest attention) of each sequence projected on
+    :math:`\mu_{+1}` and :math:`\mu_{-1}` (in units of :math:`\|\mu\|^2`), training data
     (noisy samples marked x) above, test data below, at the end of training."""
     plt = _pyplot()
     table = read_table(tables / "presets_selection")
@@ -155,27 +181,40 @@ def figure_selection(tables: Path, figures: Path) -> list[Path]:
                 clean = (part["label"] == label) & (part["noisy"] == 0)
                 noisy = (part["label"] == label) & (part["noisy"] == 1)
                 size = 30 if split == "train" else 6
-                axis.scatter(part["proj_plus"][clean], part["proj_minus"][clean], s=size,
-                             color=colour, alpha=0.7, label=f"y = {int(label):+d}")
+                axis.scatter(
+                    part["proj_plus"][clean],
+                    part["proj_minus"][clean],
+                    s=size,
+                    color=colour,
+                    alpha=0.7,
+                    label=f"y = {int(label):+d}",
+                )
                 if noisy.any():
-                    axis.scatter(part["proj_plus"][noisy], part["proj_minus"][noisy], s=70,
-                                 marker="x", color=colour, linewidths=2,
-                                 label=f"y = {int(label):+d}, noisy (flipped)")
+                    axis.scatter(
+                        part["proj_plus"][noisy],
+                        part["proj_minus"][noisy],
+                        s=70,
+                        marker="x",
+                        color=colour,
+                        linewidths=2,
+                        label=f"y = {int(label):+d}, noisy (flipped)",
+                    )
             share = np.mean(part["group"] == "R") if part["group"].size else np.nan
             axis.axhline(0, color="k", lw=0.4)
             axis.axvline(0, color="k", lw=0.4)
-            axis.set(title=f"{REGIME_TITLES.get(regime, regime)}, {split} "
-                           f"({_preset_label(accuracy, regime)})\nselects R: {share:.0%}",
-                     xlabel=r"$\langle x_{sel}, \mu_{+1}\rangle / \|\mu\|^2$",
-                     ylabel=r"$\langle x_{sel}, \mu_{-1}\rangle / \|\mu\|^2$")
+            axis.set(
+                title=f"{REGIME_TITLES.get(regime, regime)}, {split} "
+                f"({_preset_label(accuracy, regime)})\nselects R: {share:.0%}",
+                xlabel=r"$\langle x_{sel}, \mu_{+1}\rangle / \|\mu\|^2$",
+                ylabel=r"$\langle x_{sel}, \mu_{-1}\rangle / \|\mu\|^2$",
+            )
             axis.legend(fontsize=7, loc="upper right")
     fig.suptitle("Figure 1: the token each sequence selects, projected on the signals")
     fig.tight_layout()
     return save_figure(fig, figures, "fig1_selection")
 
 
-def _grid(rows: Mapping[str, np.ndarray], value: str) -> tuple[np.ndarray, np.ndarray,
-                                                                np.ndarray]:
+def _grid(rows: Mapping[str, np.ndarray], value: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ds, mus = np.unique(rows["d"]), np.unique(rows["mu_norm"])
     grid = np.full((mus.size, ds.size), np.nan)
     for i, mu in enumerate(mus):
@@ -190,12 +229,27 @@ def _edges(centres: np.ndarray) -> np.ndarray:
     if centres.size == 1:
         return np.array([centres[0] - 0.5, centres[0] + 0.5])
     middle = (centres[1:] + centres[:-1]) / 2
-    return np.concatenate([[2 * centres[0] - middle[0]], middle,
-                           [2 * centres[-1] - middle[-1]]])
+    return np.concatenate([[2 * centres[0] - middle[0]], middle, [2 * centres[-1] - middle[-1]]])
 
 
-def figure_phase_diagram(tables: Path, figures: Path,
-                         presets: Sequence[tuple[str, float, float]] = ()) -> list[Path]:
+def _theory_lines(tables: Path) -> list[dict[str, Any]]:
+    """The theory's boundary curves (table ``phase_theory``: boundary, label, d, mu_norm)."""
+    path = tables / "phase_theory.csv"
+    if not path.exists():
+        return []
+    rows = read_table(path)
+    lines = []
+    for boundary in dict.fromkeys(rows["boundary"]):
+        chosen = select(rows, boundary=boundary)
+        lines.append(
+            {"d": chosen["d"], "mu_norm": chosen["mu_norm"], "label": str(chosen["label"][0])}
+        )
+    return lines
+
+
+def figure_phase_diagram(
+    tables: Path, figures: Path, presets: Sequence[tuple[str, float, float]] = ()
+) -> list[Path]:
     """Phase diagram (Figure 4, right): final train/test loss and accuracy, the fraction
     of noisy samples fitted and the classified regime over (d, ||mu||), seed-averaged."""
     plt = _pyplot()
@@ -204,12 +258,19 @@ def figure_phase_diagram(tables: Path, figures: Path,
     rows = read_table(tables / "phase_diagram")
     codes = {"harmful": 0.0, "benign": 1.0, "not-overfitting": 2.0}
     rows["regime_code"] = np.array([codes.get(str(r), np.nan) for r in rows["regime"]])
-    panels = (("train_loss", "final train loss", "viridis", None),
-              ("test_loss", "final test loss", "viridis", None),
-              ("noisy_fitted", "fraction of noisy samples fitted", "magma", (0.0, 1.0)),
-              ("train_accuracy", "final train accuracy", "magma", (0.5, 1.0)),
-              ("test_accuracy", "final test accuracy", "magma", (0.5, 1.0)),
-              ("regime_code", "regime (per-run rule; seed-mean code)", None, None))
+    panels = (
+        ("train_loss", "final train loss", "viridis", None),
+        ("population_test_loss", "final test loss (population)", "viridis", None),
+        ("noisy_fitted", "fraction of noisy samples fitted", "magma", (0.0, 1.0)),
+        (
+            "population_test_selects_relevant",
+            "test sequences selecting R (population)",
+            "magma",
+            (0.0, 1.0),
+        ),
+        ("population_test_accuracy", "final test accuracy (population)", "magma", (0.5, 1.0)),
+        ("regime_code", "regime by token selection (seed-mean code)", None, None),
+    )
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
     n = int(rows["n"][0])
     for axis, (value, title, cmap, limits) in zip(axes.ravel(), panels, strict=True):
@@ -217,26 +278,33 @@ def figure_phase_diagram(tables: Path, figures: Path,
         x_edges, y_edges = _edges(ds), _edges(mus)
         if cmap is None:
             cmap = ListedColormap(["tab:red", "tab:green", "tab:blue"])
-            mesh = axis.pcolormesh(x_edges, y_edges, grid, cmap=cmap, vmin=-0.5,
-                                   vmax=2.5, shading="flat")
+            mesh = axis.pcolormesh(
+                x_edges, y_edges, grid, cmap=cmap, vmin=-0.5, vmax=2.5, shading="flat"
+            )
             bar = fig.colorbar(mesh, ax=axis, ticks=[0, 1, 2])
             bar.ax.set_yticklabels(["harmful", "benign", "not\noverfitting"])
         else:
             vmin, vmax = limits if limits else (None, None)
-            mesh = axis.pcolormesh(x_edges, y_edges, grid, cmap=cmap, shading="flat",
-                                   vmin=vmin, vmax=vmax)
+            mesh = axis.pcolormesh(
+                x_edges, y_edges, grid, cmap=cmap, shading="flat", vmin=vmin, vmax=vmax
+            )
             fig.colorbar(mesh, ax=axis)
-        d_line = np.linspace(ds.min(), ds.max(), 100)
-        axis.plot(d_line, np.sqrt(4.7 * d_line / n), "w--", lw=1,
-                  label=r"$n\,\mathrm{SNR}^2 = 4.7$ (first-order, spec 01 §6)")
+        for line in _theory_lines(tables):
+            axis.plot(line["d"], line["mu_norm"], "w--", lw=1, label=line["label"])
         for name, d, mu in presets:
             if not (x_edges[0] <= d <= x_edges[-1] and y_edges[0] <= mu <= y_edges[-1]):
                 continue
             axis.plot(d, mu, marker="*", ms=13, color="white", mec="black")
-            axis.annotate(name, (d, mu), textcoords="offset points", xytext=(5, 5),
-                          fontsize=8, color="white")
-        axis.set(title=title, xlabel="d", ylabel="‖μ‖", xlim=(x_edges[0], x_edges[-1]),
-                 ylim=(y_edges[0], y_edges[-1]))
+            axis.annotate(
+                name, (d, mu), textcoords="offset points", xytext=(5, 5), fontsize=8, color="white"
+            )
+        axis.set(
+            title=title,
+            xlabel="d",
+            ylabel="‖μ‖",
+            xlim=(x_edges[0], x_edges[-1]),
+            ylim=(y_edges[0], y_edges[-1]),
+        )
     axes[0, 0].legend(fontsize=7, loc="upper left")
     steps = int(np.nanmax(rows["steps"]))
     seeds = np.unique(rows["seed"]).size
@@ -245,14 +313,18 @@ def figure_phase_diagram(tables: Path, figures: Path,
     return save_figure(fig, figures, "phase_diagram")
 
 
-def draw_reproduce_figures(out: str | Path) -> list[Path]:
-    """Every reproduce figure from ``out/tables`` into ``out/figures``."""
-    out = Path(out)
-    tables, figures = out / "tables", out / "figures"
+def draw_reproduce_figures(tables: Path, figures: Path) -> list[Path]:
+    """Every reproduce figure from the tables in ``tables`` into ``figures``."""
     accuracy = read_table(tables / "preset_accuracy")
     regimes = _regimes(accuracy)
-    presets = [(r, float(select(accuracy, regime=r)["d"][0]),
-                float(select(accuracy, regime=r)["mu_norm"][0])) for r in regimes]
+    presets = [
+        (
+            r,
+            float(select(accuracy, regime=r)["d"][0]),
+            float(select(accuracy, regime=r)["mu_norm"][0]),
+        )
+        for r in regimes
+    ]
     written = figure_selection(tables, figures) + figure_saturation(tables, figures)
     for regime in regimes:
         written += figure_training(tables, figures, regime)
@@ -260,5 +332,11 @@ def draw_reproduce_figures(out: str | Path) -> list[Path]:
     return written
 
 
-__all__ = ["draw_reproduce_figures", "figure_training", "figure_saturation",
-           "figure_selection", "figure_phase_diagram", "save_figure"]
+__all__ = [
+    "draw_reproduce_figures",
+    "figure_training",
+    "figure_saturation",
+    "figure_selection",
+    "figure_phase_diagram",
+    "save_figure",
+]

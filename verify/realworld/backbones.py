@@ -73,8 +73,12 @@ class Backbone:
     @property
     def identity(self) -> dict:
         """The model, its asset and checksum, the preprocessing: the feature cache's key."""
-        return {"model": self.description, "asset": ASSETS[self.asset].requirement,
-                "sha256": ASSETS[self.asset].sha256, **self.preprocessing}
+        return {
+            "model": self.description,
+            "asset": ASSETS[self.asset].requirement,
+            "sha256": ASSETS[self.asset].sha256,
+            **self.preprocessing,
+        }
 
     @property
     def last_layer(self) -> torch.nn.Module:
@@ -109,8 +113,9 @@ class TextBackbone(Backbone):
     description = "all-MiniLM-L6-v2 (BERT: 6 layers, hidden 384, 12 heads)"
     paper_model = "BERT-base"
 
-    def __init__(self, max_tokens: int = 64, batch_size: int = 64,
-                 special_tokens: bool = True) -> None:
+    def __init__(
+        self, max_tokens: int = 64, batch_size: int = 64, special_tokens: bool = True
+    ) -> None:
         if max_tokens < 2:
             raise ValueError(f"max_tokens={max_tokens} is invalid: allowed an integer >= 2")
         self.model, self.tokenizer = _minilm()
@@ -127,13 +132,20 @@ class TextBackbone(Backbone):
         return attention.query, attention.key
 
     def tokens(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        encoded = self.tokenizer(texts, padding=True, truncation=True,
-                                 max_length=self.max_tokens, return_tensors="pt",
-                                 add_special_tokens=self.special_tokens)
+        encoded = self.tokenizer(
+            texts,
+            padding=True,
+            truncation=True,
+            max_length=self.max_tokens,
+            return_tensors="pt",
+            add_special_tokens=self.special_tokens,
+        )
         empty = (encoded["attention_mask"].sum(dim=1) == 0).nonzero().flatten().tolist()
         if empty:
-            raise ValueError(f"texts={[texts[i] for i in empty[:3]]!r} are invalid: allowed "
-                             "texts with at least one token")
+            raise ValueError(
+                f"texts={[texts[i] for i in empty[:3]]!r} are invalid: allowed "
+                "texts with at least one token"
+            )
         return encoded
 
     @torch.no_grad()
@@ -141,7 +153,7 @@ class TextBackbone(Backbone):
         encoded = self.tokens(list(data.inputs))
         hidden = []
         for start in range(0, encoded["input_ids"].shape[0], self.batch_size):
-            batch = {k: v[start:start + self.batch_size] for k, v in encoded.items()}
+            batch = {k: v[start : start + self.batch_size] for k, v in encoded.items()}
             hidden.append(self.model(**batch, output_hidden_states=True).hidden_states[-2])
         return LastLayerInputs(torch.cat(hidden), encoded["attention_mask"].bool())
 
@@ -149,9 +161,14 @@ class TextBackbone(Backbone):
     def cls_output(self, data: LabelledData) -> torch.Tensor:
         """The full model's token-0 output (the last hidden state's first row), in batches."""
         texts = list(data.inputs)
-        return torch.cat([self.model(**self.tokens(texts[start:start + self.batch_size]))
-                          .last_hidden_state[:, 0]
-                          for start in range(0, len(texts), self.batch_size)])
+        return torch.cat(
+            [
+                self.model(**self.tokens(texts[start : start + self.batch_size])).last_hidden_state[
+                    :, 0
+                ]
+                for start in range(0, len(texts), self.batch_size)
+            ]
+        )
 
 
 class ImageBackbone(Backbone):
@@ -193,8 +210,9 @@ class ImageBackbone(Backbone):
         from verify.realworld.vision_model import IMAGENET_MEAN, IMAGENET_STD
 
         grey = torch.as_tensor(np.asarray(images), dtype=torch.float32)[:, None] / 255.0
-        grey = torch.nn.functional.interpolate(grey, size=(self.image_size, self.image_size),
-                                               mode="bilinear", align_corners=False)
+        grey = torch.nn.functional.interpolate(
+            grey, size=(self.image_size, self.image_size), mode="bilinear", align_corners=False
+        )
         mean = torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1)
         std = torch.tensor(IMAGENET_STD).view(1, 3, 1, 1)
         return (grey.expand(-1, 3, -1, -1) - mean) / std
@@ -203,18 +221,24 @@ class ImageBackbone(Backbone):
     def last_layer_inputs(self, data: LabelledData) -> LastLayerInputs:
         hidden = []
         for start in range(0, len(data.inputs), self.batch_size):
-            pixels = self.pixels(data.inputs[start:start + self.batch_size])
-            hidden.append(self.model(pixel_values=pixels, output_hidden_states=True)
-                          .hidden_states[-2])
+            pixels = self.pixels(data.inputs[start : start + self.batch_size])
+            hidden.append(
+                self.model(pixel_values=pixels, output_hidden_states=True).hidden_states[-2]
+            )
         hidden = torch.cat(hidden)
         return LastLayerInputs(hidden, torch.ones(hidden.shape[:2], dtype=torch.bool))
 
     @torch.no_grad()
     def cls_output(self, data: LabelledData) -> torch.Tensor:
         """The full model's [CLS] output after the final layer norm, in batches."""
-        return torch.cat([self.model(pixel_values=self.pixels(
-            data.inputs[start:start + self.batch_size])).pooler_output
-            for start in range(0, len(data.inputs), self.batch_size)])
+        return torch.cat(
+            [
+                self.model(
+                    pixel_values=self.pixels(data.inputs[start : start + self.batch_size])
+                ).pooler_output
+                for start in range(0, len(data.inputs), self.batch_size)
+            ]
+        )
 
 
 BACKBONES = {"text": TextBackbone, "image": ImageBackbone}

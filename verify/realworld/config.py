@@ -28,10 +28,8 @@ from theory.validation import (
     parameter,
     require,
 )
-from verify.realworld.datasets import DATASETS, MODALITY
+from verify.realworld.catalogue import DATASET_NAMES, MODALITY
 from verify.realworld.protocols import Protocol, protocol_from_dict
-
-DATASET_NAMES = tuple(sorted(DATASETS))
 
 
 @dataclass(frozen=True)
@@ -39,17 +37,23 @@ class Layout(Validated):
     """The pools every run of a data set draws from, whatever the protocol."""
 
     test_size: int = parameter(1000, Integer(1), "test examples")
-    train_pool: int = parameter(2000, Integer(2),
-                                "training pool (training subset + validation split)")
-    head_pool_max: int = parameter(10000, Integer(1),
-                                   "largest head pool (the rest of the data set, capped)")
+    train_pool: int = parameter(
+        2000, Integer(2), "training pool (training subset + validation split)"
+    )
+    head_pool_max: int = parameter(
+        10000, Integer(1), "largest head pool (the rest of the data set, capped)"
+    )
     pool_seed: int = parameter(0, Integer(0), "seed of the permutation that splits the pools")
     image_size: int = parameter(112, Integer(14), "image side in pixels (a multiple of 14)")
     max_tokens: int = parameter(64, Integer(2), "text: tokens kept per example")
 
     def check_relations(self) -> None:
-        require(self.image_size % 14 == 0, "image_size", self.image_size,
-                "a multiple of the patch size 14")
+        require(
+            self.image_size % 14 == 0,
+            "image_size",
+            self.image_size,
+            "a multiple of the patch size 14",
+        )
 
 
 @dataclass(frozen=True)
@@ -59,21 +63,29 @@ class GroupConfig(Validated):
     dataset: str = parameter("mnist", Options(DATASET_NAMES), "data set")
     n: int = parameter(200, Integer(1), "training examples (noisy labels)")
     etas: tuple[float, ...] = parameter(
-        (0.0, 0.1, 0.2), Sequence(Real(0.0, 0.5, closed="left"), unique=True),
-        "label-noise rates")
+        (0.0, 0.1, 0.2), Sequence(Real(0.0, 0.5, closed="left"), unique=True), "label-noise rates"
+    )
     seeds: tuple[int, ...] = parameter((0, 1, 2), Sequence(Integer(0), unique=True), "seeds")
     protocol: Protocol = field(default_factory=Protocol)
     layout: Layout = field(default_factory=Layout)
 
     def check_relations(self) -> None:
-        require(self.n + self.protocol.validation_size <= self.layout.train_pool, "n", self.n,
-                f"an integer <= train_pool - validation_size = "
-                f"{self.layout.train_pool - self.protocol.validation_size}")
+        require(
+            self.n + self.protocol.validation_size <= self.layout.train_pool,
+            "n",
+            self.n,
+            f"an integer <= train_pool - validation_size = "
+            f"{self.layout.train_pool - self.protocol.validation_size}",
+        )
         if self.protocol.noise == "exact":
             for eta in self.etas:
-                require(2 * noisy_count(self.n, eta) < self.n, "eta", eta,
-                        f"a rate that flips fewer than half of n={self.n} labels "
-                        f"(noisy_count gives {noisy_count(self.n, eta)})")
+                require(
+                    2 * noisy_count(self.n, eta) < self.n,
+                    "eta",
+                    eta,
+                    f"a rate that flips fewer than half of n={self.n} labels "
+                    f"(noisy_count gives {noisy_count(self.n, eta)})",
+                )
 
     @property
     def modality(self) -> str:
@@ -88,8 +100,10 @@ class GroupConfig(Validated):
     def backbone_options(self) -> tuple[tuple[str, Any], ...]:
         if self.modality == "image":
             return (("image_size", self.layout.image_size),)
-        return (("max_tokens", self.layout.max_tokens),
-                ("special_tokens", self.protocol.special_tokens))
+        return (
+            ("max_tokens", self.layout.max_tokens),
+            ("special_tokens", self.protocol.special_tokens),
+        )
 
     def members(self) -> list[tuple[int, float]]:
         """(seed, eta) of each member, seed-major."""

@@ -39,8 +39,14 @@ _CONTEXTS: dict[tuple, Context] = {}
 
 def context_key(config: GroupConfig) -> tuple:
     layout = config.layout
-    return (config.dataset, layout.test_size, layout.train_pool, layout.head_pool_max,
-            layout.pool_seed, config.backbone_options)
+    return (
+        config.dataset,
+        layout.test_size,
+        layout.train_pool,
+        layout.head_pool_max,
+        layout.pool_seed,
+        config.backbone_options,
+    )
 
 
 def context_for(config: GroupConfig, progress: bool = False) -> Context:
@@ -61,16 +67,32 @@ def _load_context(config: GroupConfig, progress: bool) -> Context:
     backbone = backbone_for(data, **dict(config.backbone_options))
     for parameter in backbone.model.parameters():
         parameter.requires_grad_(False)
-    pools = split_pools(len(data.labels), layout.test_size, layout.train_pool,
-                        layout.head_pool_max, layout.pool_seed)
+    pools = split_pools(
+        len(data.labels),
+        layout.test_size,
+        layout.train_pool,
+        layout.head_pool_max,
+        layout.pool_seed,
+    )
     last = LastLayer(backbone)
-    prepared = {name: last.prepare(cached_last_layer_inputs(backbone, data, getattr(pools, name),
-                                                            progress))
-                for name in ("train", "test")}
-    labels = {name: torch.as_tensor(np.asarray(data.labels)[getattr(pools, name)])
-              for name in ("train", "test", "head")}
-    return Context(backbone, last, data, pools, prepared["train"], prepared["test"],
-                   cached_head_features(backbone, data, pools.head), labels)
+    prepared = {
+        name: last.prepare(cached_last_layer_inputs(backbone, data, getattr(pools, name), progress))
+        for name in ("train", "test")
+    }
+    labels = {
+        name: torch.as_tensor(np.asarray(data.labels)[getattr(pools, name)])
+        for name in ("train", "test", "head")
+    }
+    return Context(
+        backbone,
+        last,
+        data,
+        pools,
+        prepared["train"],
+        prepared["test"],
+        cached_head_features(backbone, data, pools.head),
+        labels,
+    )
 
 
 def release_contexts() -> None:

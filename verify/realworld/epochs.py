@@ -34,7 +34,9 @@ def early_stopping_epoch(history: Sequence[dict[str, Any]]) -> dict[str, Any]:
     earliest on ties) and the test accuracy there. Only the validation column is read to
     choose; the test set plays no part in the choice."""
     best = max(history, key=lambda row: (row["validation_accuracy"], -row["epoch"]))
-    return {"early_stopping_epoch": best["epoch"],
-            "early_stopped_validation_accuracy": best["validation_accuracy"],
-            "early_stopped_test_accuracy": best["test_accuracy"],
-            "early_stopped_noisy_fitted": best["noisy_fitted"]}
+    return {
+        "early_stopping_epoch": best["epoch"],
+        "early_stopped_validation_accuracy": best["validation_accuracy"],
+        "early_stopped_test_accuracy": best["test_accuracy"],
+        "early_stopped_noisy_fitted": best["noisy_fitted"],
+    }

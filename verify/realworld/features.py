@@ -40,8 +40,9 @@ FORMAT_VERSION = 2  # bump when the backbones' code changes what the cached stat
 def cache_key(identity: dict, data, indices: np.ndarray) -> str:
     """SHA-256 of the backbone's identity, the format version, the example indices and the
     selected examples' content (so a changed loader or data file can never reuse old states)."""
-    payload = json.dumps({"backbone": identity, "dataset": data.name,
-                          "format": FORMAT_VERSION}, sort_keys=True).encode()
+    payload = json.dumps(
+        {"backbone": identity, "dataset": data.name, "format": FORMAT_VERSION}, sort_keys=True
+    ).encode()
     digest = hashlib.sha256(payload)
     digest.update(np.ascontiguousarray(indices, dtype=np.int64).tobytes())
     if isinstance(data.inputs, list):
@@ -72,8 +73,9 @@ def _store(path: Path, tensors: dict[str, torch.Tensor]) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def cached_last_layer_inputs(backbone, data, indices: np.ndarray,
-                             progress: bool = False) -> LastLayerInputs:
+def cached_last_layer_inputs(
+    backbone, data, indices: np.ndarray, progress: bool = False
+) -> LastLayerInputs:
     """The last layer's inputs for ``data[indices]``, from the cache or computed and cached."""
     path = feature_directory() / f"{data.name}-{cache_key(backbone.identity, data, indices)}.pt"
     stored = _load(path, len(indices))
@@ -86,12 +88,20 @@ def cached_last_layer_inputs(backbone, data, indices: np.ndarray,
         from tqdm.auto import tqdm
 
         chunks = []
-        for start in tqdm(range(0, len(indices), CHUNK), desc=f"cache {data.name}",
-                          disable=not progress, unit="chunk"):
-            chunks.append(backbone.last_layer_inputs(
-                subset.subset(np.arange(start, min(start + CHUNK, len(indices))))))
-        inputs = LastLayerInputs(torch.cat([c.hidden for c in chunks]),
-                                 torch.cat([c.token_mask for c in chunks]))
+        for start in tqdm(
+            range(0, len(indices), CHUNK),
+            desc=f"cache {data.name}",
+            disable=not progress,
+            unit="chunk",
+        ):
+            chunks.append(
+                backbone.last_layer_inputs(
+                    subset.subset(np.arange(start, min(start + CHUNK, len(indices))))
+                )
+            )
+        inputs = LastLayerInputs(
+            torch.cat([c.hidden for c in chunks]), torch.cat([c.token_mask for c in chunks])
+        )
     _store(path, {"hidden": inputs.hidden, "token_mask": inputs.token_mask})
     return inputs
 

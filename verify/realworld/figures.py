@@ -30,10 +30,14 @@ def figure_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Pa
     history = read_table(tables / "realworld_history")
     datasets = _datasets(history)
     eta = _nearest(history["eta"], eta)
-    panels = (("test_accuracy", "test accuracy"), ("noisy_fitted", "noisy labels fitted"),
-              ("max_attention_train", "mean max attention (train)"))
-    fig, axes = plt.subplots(len(panels), len(datasets), figsize=(5 * len(datasets), 10),
-                             squeeze=False)
+    panels = (
+        ("test_accuracy", "test accuracy"),
+        ("noisy_fitted", "noisy labels fitted"),
+        ("max_attention_train", "mean max attention (train)"),
+    )
+    fig, axes = plt.subplots(
+        len(panels), len(datasets), figsize=(5 * len(datasets), 10), squeeze=False
+    )
     for column, dataset in enumerate(datasets):
         rows = select(select(history, dataset=dataset), eta=eta)
         for label in [p for p in SHOWN if p in set(rows["protocol"].tolist())]:
@@ -42,8 +46,9 @@ def figure_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Pa
                 epochs = np.unique(run["epoch"])
                 for row, (name, title) in enumerate(panels):
                     values = [np.nanmean(run[name][run["epoch"] == e]) for e in epochs]
-                    axes[row, column].plot(np.maximum(epochs, 0.5), values, LINE[label],
-                                           label=f"{label}, n = {int(n)}")
+                    axes[row, column].plot(
+                        np.maximum(epochs, 0.5), values, LINE[label], label=f"{label}, n = {int(n)}"
+                    )
                     axes[row, column].set_ylabel(title)
         for row in range(len(panels)):
             axes[row, column].set_xscale("log")
@@ -72,13 +77,20 @@ def figure_protocol_changes(tables: Path, figures: Path) -> list[Path]:
                 entry = select(select(select(rows, protocol=label), n=n), eta=eta)
                 if entry["final_change"].size:
                     grid[i, j] = entry["final_change"][0]
-                    axis.text(j, i, str(entry["final_verdict"][0])[:4], ha="center",
-                              va="center", fontsize=7)
+                    axis.text(
+                        j,
+                        i,
+                        str(entry["final_verdict"][0])[:4],
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                    )
         limit = max(float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 0, 1e-3)
         image = axis.imshow(grid, aspect="auto", cmap="RdBu", vmin=-limit, vmax=limit)
         axis.set_yticks(range(len(labels)), labels, fontsize=7)
-        axis.set_xticks(range(len(cells)), [f"{int(n)}, {eta:g}" for n, eta in cells],
-                        rotation=45, fontsize=7)
+        axis.set_xticks(
+            range(len(cells)), [f"{int(n)}, {eta:g}" for n, eta in cells], rotation=45, fontsize=7
+        )
         axis.set_xlabel("n, eta")
         axis.set_title(f"{dataset}: test accuracy minus eta = 0")
         fig.colorbar(image, ax=axis)

@@ -29,8 +29,15 @@ from verify.realworld.datasets import NOISE
 from verify.realworld.protocols import Protocol
 from verify.realworld.readout import QueryKey
 
-STREAMS = {"subset": 0, "train_noise": 1, "validation_noise": 2, "order": 3, "head_order": 4,
-           "head_init": 5, "attention_init": 6}
+STREAMS = {
+    "subset": 0,
+    "train_noise": 1,
+    "validation_noise": 2,
+    "order": 3,
+    "head_order": 4,
+    "head_init": 5,
+    "attention_init": 6,
+}
 
 
 def stream(seed: int, name: str) -> np.random.Generator:
@@ -59,16 +66,28 @@ def member_data(config: GroupConfig, pool_labels: torch.Tensor, num_classes: int
     """Subsets, validation splits and noisy labels of every member of ``config``."""
     n, size = config.n, config.protocol.validation_size
     noise = NOISE[config.protocol.noise]
-    parts: dict[str, list] = {k: [] for k in ("train", "validation", "labels", "flipped",
-                                              "validation_labels", "clean_validation")}
+    parts: dict[str, list] = {
+        k: []
+        for k in (
+            "train",
+            "validation",
+            "labels",
+            "flipped",
+            "validation_labels",
+            "clean_validation",
+        )
+    }
     for seed in config.seeds:
         order = stream(seed, "subset").permutation(len(pool_labels))
-        train, validation = np.sort(order[:n]), np.sort(order[n:n + size])
+        train, validation = np.sort(order[:n]), np.sort(order[n : n + size])
         clean, clean_validation = pool_labels[train].numpy(), pool_labels[validation].numpy()
-        per_eta = [noise(clean, num_classes, eta, stream(seed, "train_noise"))
-                   for eta in config.etas]
-        per_eta_validation = [noise(clean_validation, num_classes, eta,
-                                    stream(seed, "validation_noise"))[0] for eta in config.etas]
+        per_eta = [
+            noise(clean, num_classes, eta, stream(seed, "train_noise")) for eta in config.etas
+        ]
+        per_eta_validation = [
+            noise(clean_validation, num_classes, eta, stream(seed, "validation_noise"))[0]
+            for eta in config.etas
+        ]
         parts["train"].append(train)
         parts["validation"].append(validation)
         parts["labels"].append(np.stack([labels for labels, _ in per_eta]))
@@ -76,29 +95,44 @@ def member_data(config: GroupConfig, pool_labels: torch.Tensor, num_classes: int
         parts["validation_labels"].append(np.stack(per_eta_validation))
         parts["clean_validation"].append(clean_validation)
     tensors = {k: torch.as_tensor(np.stack(v)) for k, v in parts.items()}
-    return MemberData(tensors["train"], tensors["validation"], tensors["labels"],
-                      tensors["flipped"], tensors["validation_labels"],
-                      tensors["clean_validation"])
+    return MemberData(
+        tensors["train"],
+        tensors["validation"],
+        tensors["labels"],
+        tensors["flipped"],
+        tensors["validation_labels"],
+        tensors["clean_validation"],
+    )
 
 
-def initial_query_key(protocol: Protocol, seeds: tuple[int, ...], repeat: int,
-                      width: int) -> QueryKey:
+def initial_query_key(
+    protocol: Protocol, seeds: tuple[int, ...], repeat: int, width: int
+) -> QueryKey:
     """Re-initialised query/key of every member: each seed's ``repeat`` times in a row (the
     noise levels of a seed start from the same weights)."""
-    per_seed = [_initial(protocol, width, torch_generator(seed, "attention_init"))
-                for seed in seeds]
-    return QueryKey(*(torch.cat([getattr(w, name) for w in per_seed])
-                      .repeat_interleave(repeat, dim=0).contiguous()
-                      for name in ("query_weight", "query_bias", "key_weight")))
+    per_seed = [
+        _initial(protocol, width, torch_generator(seed, "attention_init")) for seed in seeds
+    ]
+    return QueryKey(
+        *(
+            torch.cat([getattr(w, name) for w in per_seed])
+            .repeat_interleave(repeat, dim=0)
+            .contiguous()
+            for name in ("query_weight", "query_bias", "key_weight")
+        )
+    )
 
 
 def _initial(protocol: Protocol, width: int, generator: torch.Generator) -> QueryKey:
     if protocol.init == "normal":
+
         def weight():
             return torch.randn((1, width, width), generator=generator) * protocol.init_std
+
         return QueryKey(weight(), torch.zeros(1, width), weight())
     bound = 1.0 / math.sqrt(width)
 
     def uniform(*shape):
         return (torch.rand(shape, generator=generator) * 2 - 1) * bound
+
     return QueryKey(uniform(1, width, width), uniform(1, width), uniform(1, width, width))

@@ -31,8 +31,9 @@ CLIP_EPSILON = 1e-6
 
 def member_norms(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
     """Euclidean norm of each member's gradient over all ``tensors``: ``[M]``."""
-    per_tensor = torch.stack([torch.linalg.vector_norm(t.grad.reshape(t.shape[0], -1), dim=1)
-                              for t in tensors])
+    per_tensor = torch.stack(
+        [torch.linalg.vector_norm(t.grad.reshape(t.shape[0], -1), dim=1) for t in tensors]
+    )
     return torch.linalg.vector_norm(per_tensor, dim=0)
 
 
@@ -50,10 +51,18 @@ class MemberOptimiser:
     and a schedule. ``rate`` is a float, or a tensor ``[M]`` (one step size per member,
     gradient steps only)."""
 
-    def __init__(self, tensors: Sequence[torch.Tensor], kind: str, rate: float | torch.Tensor,
-                 schedule: str, total_updates: int, clip_norm: float | None = None,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:
+    def __init__(
+        self,
+        tensors: Sequence[torch.Tensor],
+        kind: str,
+        rate: float | torch.Tensor,
+        schedule: str,
+        total_updates: int,
+        clip_norm: float | None = None,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
         if kind not in ("adam", "sgd"):
             raise ValueError(f"optimiser={kind!r} is invalid: allowed 'adam' or 'sgd'")
         if kind == "adam" and isinstance(rate, torch.Tensor):
@@ -61,9 +70,18 @@ class MemberOptimiser:
         self.tensors = list(tensors)
         self.kind, self.rate, self.schedule = kind, rate, schedule
         self.total, self.clip_norm, self.updates = total_updates, clip_norm, 0
-        self.adam = torch.optim.AdamW(self.tensors, lr=float(rate) if kind == "adam" else 0.0,
-                                      betas=betas, eps=eps, weight_decay=weight_decay,
-                                      fused=True) if kind == "adam" else None
+        self.adam = (
+            torch.optim.AdamW(
+                self.tensors,
+                lr=float(rate) if kind == "adam" else 0.0,
+                betas=betas,
+                eps=eps,
+                weight_decay=weight_decay,
+                fused=True,
+            )
+            if kind == "adam"
+            else None
+        )
 
     def zero_grad(self) -> None:
         for tensor in self.tensors:
@@ -75,13 +93,17 @@ class MemberOptimiser:
         if self.clip_norm is not None:
             clip_members(self.tensors, self.clip_norm)
         if self.kind == "adam":
-            self.adam.param_groups[0]["lr"] = scheduled_rate(self.rate, self.schedule,
-                                                             self.updates, self.total)
+            self.adam.param_groups[0]["lr"] = scheduled_rate(
+                self.rate, self.schedule, self.updates, self.total
+            )
             self.adam.step()
             return
         factor = scheduled_rate(1.0, self.schedule, self.updates, self.total)
         with torch.no_grad():
             for tensor in self.tensors:
-                rate = self.rate if not isinstance(self.rate, torch.Tensor) else \
-                    self.rate.view(-1, *([1] * (tensor.dim() - 1)))
+                rate = (
+                    self.rate
+                    if not isinstance(self.rate, torch.Tensor)
+                    else self.rate.view(-1, *([1] * (tensor.dim() - 1)))
+                )
                 tensor.sub_(tensor.grad * (rate * factor))

@@ -58,78 +58,140 @@ def _run_group(config: GroupConfig, progress: bool) -> dict[str, Any]:
     torch.manual_seed(0)  # nothing below draws from the global generator; pinned regardless
     ctx = context_for(config, progress)
     data = member_data(config, ctx.labels["train"], ctx.num_classes)
-    head = fit_heads(config, ctx.head_features, ctx.labels["head"], ctx.num_classes,
-                     ctx.last.pooler, context_key(config))
+    head = fit_heads(
+        config,
+        ctx.head_features,
+        ctx.labels["head"],
+        ctx.num_classes,
+        ctx.last.pooler,
+        context_key(config),
+    )
     phase_one = time.perf_counter() - started
     protocol = config.protocol
     probe, rate = None, protocol.learning_rate
     if rate is None:
-        probe = largest_stable_step(lambda count: _probe_trainer(config, ctx, head.heads, data,
-                                                                 count),
-                                    protocol.step_probe_steps)
+        probe = largest_stable_step(
+            lambda count: _probe_trainer(config, ctx, head.heads, data, count),
+            protocol.step_probe_steps,
+        )
         rate = probe["chosen"]
-    trainer = _trainer(config, ctx, head.heads, data, rate, protocol.batch_size,
-                       len(config.etas))
-    histories = train_and_record(trainer, ctx.test, ctx.labels["test"], protocol.epochs,
-                                 protocol.eval_every, progress)
-    members = [_member_result(seed, eta, history, data, index)
-               for index, ((seed, eta), history) in enumerate(zip(config.members(), histories,
-                                                                  strict=True))]
+    trainer = _trainer(config, ctx, head.heads, data, rate, protocol.batch_size, len(config.etas))
+    histories = train_and_record(
+        trainer, ctx.test, ctx.labels["test"], protocol.epochs, protocol.eval_every, progress
+    )
+    members = [
+        _member_result(seed, eta, history, data, index)
+        for index, ((seed, eta), history) in enumerate(
+            zip(config.members(), histories, strict=True)
+        )
+    ]
     pretrained = _pretrained_test_accuracy(ctx, head.heads)
     for member, seed in zip(members, np.repeat(config.seeds, len(config.etas)), strict=True):
         member["pretrained_test_accuracy"] = pretrained[config.seeds.index(int(seed))]
-    return {"members": members, "protocol": protocol.describe(), "learning_rate_used": rate,
-            "step_size_rule": probe, "updates": trainer.optimiser.updates,
-            "special_tokens": config.special_tokens, "head": head.record,
-            "backbone": {**ctx.backbone.identity, "paper_model": ctx.backbone.paper_model},
-            "dataset": {"name": ctx.data.name, "source": ctx.data.source,
-                        "stands_in_for": ctx.data.stands_in_for,
-                        "classes": list(ctx.data.classes), "pools": _pool_sizes(ctx)},
-            "versions": library_versions(), "head_seconds": phase_one,
-            "seconds": time.perf_counter() - started}
+    return {
+        "members": members,
+        "protocol": protocol.describe(),
+        "learning_rate_used": rate,
+        "step_size_rule": probe,
+        "updates": trainer.optimiser.updates,
+        "special_tokens": config.special_tokens,
+        "head": head.record,
+        "backbone": {**ctx.backbone.identity, "paper_model": ctx.backbone.paper_model},
+        "dataset": {
+            "name": ctx.data.name,
+            "source": ctx.data.source,
+            "stands_in_for": ctx.data.stands_in_for,
+            "classes": list(ctx.data.classes),
+            "pools": _pool_sizes(ctx),
+        },
+        "versions": library_versions(),
+        "head_seconds": phase_one,
+        "seconds": time.perf_counter() - started,
+    }
 
 
-def _trainer(config: GroupConfig, ctx: Context, heads: Heads, data: MemberData, rate: float,
-             batch_size: int | None, repeat: int) -> MemberTrainer:
+def _trainer(
+    config: GroupConfig,
+    ctx: Context,
+    heads: Heads,
+    data: MemberData,
+    rate: float,
+    batch_size: int | None,
+    repeat: int,
+) -> MemberTrainer:
     """Members: each seed of ``config`` ``repeat`` times (its noise levels, or probe copies)."""
     protocol = config.protocol
-    weights = initial_query_key(config.protocol, config.seeds, repeat,
-                                ctx.train.keys_input.shape[-1])
+    weights = initial_query_key(
+        config.protocol, config.seeds, repeat, ctx.train.keys_input.shape[-1]
+    )
     for tensor in weights.tensors():
         tensor.requires_grad_(True)
     updates = protocol.epochs * (-(-config.n // batch_size) if batch_size else 1)
-    optimiser = MemberOptimiser(weights.tensors(), protocol.optimiser, rate, protocol.schedule,
-                                updates, protocol.clip_norm, (protocol.beta1, protocol.beta2),
-                                protocol.adam_eps, protocol.weight_decay)
-    return MemberTrainer(ctx.last, ctx.train, weights, heads.repeat(repeat), data, optimiser,
-                         batch_size, config.seeds)
+    optimiser = MemberOptimiser(
+        weights.tensors(),
+        protocol.optimiser,
+        rate,
+        protocol.schedule,
+        updates,
+        protocol.clip_norm,
+        (protocol.beta1, protocol.beta2),
+        protocol.adam_eps,
+        protocol.weight_decay,
+    )
+    return MemberTrainer(
+        ctx.last,
+        ctx.train,
+        weights,
+        heads.repeat(repeat),
+        data,
+        optimiser,
+        batch_size,
+        config.seeds,
+    )
 
 
-def _probe_trainer(config: GroupConfig, ctx: Context, heads: Heads, data: MemberData,
-                   count: int) -> MemberTrainer:
+def _probe_trainer(
+    config: GroupConfig, ctx: Context, heads: Heads, data: MemberData, count: int
+) -> MemberTrainer:
     """``count`` copies of the first seed's run on its clean labels, full batch."""
     first = config.replace(etas=(0.0,), seeds=config.seeds[:1])
     clean = member_data(first, ctx.labels["train"], ctx.num_classes)
-    copies = MemberData(clean.train_index, clean.validation_index,
-                        *(t.expand(-1, count, -1) for t in (clean.train_labels, clean.flipped,
-                                                            clean.validation_labels)),
-                        clean.clean_validation_labels)
+    copies = MemberData(
+        clean.train_index,
+        clean.validation_index,
+        *(
+            t.expand(-1, count, -1)
+            for t in (clean.train_labels, clean.flipped, clean.validation_labels)
+        ),
+        clean.clean_validation_labels,
+    )
     return _trainer(first, ctx, heads.first(), copies, 1.0, None, count)
 
 
-def _member_result(seed: int, eta: float, history: list[dict], data: MemberData,
-                   index: int) -> dict[str, Any]:
+def _member_result(
+    seed: int, eta: float, history: list[dict], data: MemberData, index: int
+) -> dict[str, Any]:
     etas = data.train_labels.shape[1]
     flipped = data.flipped[index // etas, index % etas]
     final = history[-1]
     trained = [row["max_attention_train"] for row in history[1:]] or [final["max_attention_train"]]
-    return {"seed": seed, "eta": eta, "history": history,
-            "final": {**final, "mean_max_attention_over_training": float(np.mean(trained))},
-            **early_stopping_epoch(history),
-            "noisy_examples": int(flipped.sum()), "noisy_fraction": float(flipped.float().mean()),
-            "validation_noisy_fraction": float((data.validation_labels[index // etas, index % etas]
-                                                != data.clean_validation_labels[index // etas])
-                                               .float().mean())}
+    return {
+        "seed": seed,
+        "eta": eta,
+        "history": history,
+        "final": {**final, "mean_max_attention_over_training": float(np.mean(trained))},
+        **early_stopping_epoch(history),
+        "noisy_examples": int(flipped.sum()),
+        "noisy_fraction": float(flipped.float().mean()),
+        "validation_noisy_fraction": float(
+            (
+                data.validation_labels[index // etas, index % etas]
+                != data.clean_validation_labels[index // etas]
+            )
+            .float()
+            .mean()
+        ),
+    }
 
 
 @torch.no_grad()
@@ -157,8 +219,12 @@ def library_versions() -> dict[str, Any]:
     import onnx
     import transformers
 
-    return {"torch": torch.__version__, "transformers": transformers.__version__,
-            "onnx": onnx.__version__, "torch_threads": torch.get_num_threads()}
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "onnx": onnx.__version__,
+        "torch_threads": torch.get_num_threads(),
+    }
 
 
 def run_point(point: dict[str, Any]) -> dict[str, Any]:

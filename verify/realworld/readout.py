@@ -48,8 +48,9 @@ class PreparedInputs:
 
     def select(self, index: torch.Tensor) -> PreparedInputs:
         """Examples ``index`` (any shape ``S``): tensors of shape ``S + (...)``."""
-        return PreparedInputs(self.keys_input[index], self.values[index], self.residual[index],
-                              self.token_mask[index])
+        return PreparedInputs(
+            self.keys_input[index], self.values[index], self.residual[index], self.token_mask[index]
+        )
 
 
 @dataclass
@@ -82,22 +83,43 @@ class Heads:
 
     def repeat(self, times: int) -> Heads:
         """Each member's head ``times`` times in a row (members ``m t`` to ``m t + t - 1``)."""
-        return Heads(*(None if t is None else t.repeat_interleave(times, dim=0)
-                       for t in (self.classifier_weight, self.classifier_bias,
-                                 self.pooler_weight, self.pooler_bias)))
+        return Heads(
+            *(
+                None if t is None else t.repeat_interleave(times, dim=0)
+                for t in (
+                    self.classifier_weight,
+                    self.classifier_bias,
+                    self.pooler_weight,
+                    self.pooler_bias,
+                )
+            )
+        )
 
     def first(self) -> Heads:
         """The first member's head."""
-        return Heads(*(None if t is None else t[:1] for t in (
-            self.classifier_weight, self.classifier_bias, self.pooler_weight, self.pooler_bias)))
+        return Heads(
+            *(
+                None if t is None else t[:1]
+                for t in (
+                    self.classifier_weight,
+                    self.classifier_bias,
+                    self.pooler_weight,
+                    self.pooler_bias,
+                )
+            )
+        )
 
     def __call__(self, features: torch.Tensor) -> torch.Tensor:
         """Logits ``[M, B, C]`` of features ``[M, B, D]``."""
         if self.pooler_weight is not None:
-            features = torch.tanh(torch.baddbmm(self.pooler_bias[:, None], features,
-                                                self.pooler_weight.transpose(1, 2)))
-        return torch.baddbmm(self.classifier_bias[:, None], features,
-                             self.classifier_weight.transpose(1, 2))
+            features = torch.tanh(
+                torch.baddbmm(
+                    self.pooler_bias[:, None], features, self.pooler_weight.transpose(1, 2)
+                )
+            )
+        return torch.baddbmm(
+            self.classifier_bias[:, None], features, self.classifier_weight.transpose(1, 2)
+        )
 
 
 def is_vision(layer: nn.Module) -> bool:
@@ -133,8 +155,11 @@ class LastLayer:
     def pretrained_query_key(self) -> QueryKey:
         """The layer's own query and key weights as one member."""
         query, key, _ = projections(self.layer)
-        return QueryKey(query.weight.detach().T[None].contiguous(),
-                        query.bias.detach()[None].clone(), key.weight.detach()[None].clone())
+        return QueryKey(
+            query.weight.detach().T[None].contiguous(),
+            query.bias.detach()[None].clone(),
+            key.weight.detach()[None].clone(),
+        )
 
     def attention(self, weights: QueryKey, batch: PreparedInputs) -> torch.Tensor:
         """Query-row attention probabilities ``[G, B, E, H, T]`` (padding gets exactly 0)."""
@@ -168,13 +193,16 @@ class LastLayer:
             out = self.final_norm(hidden)
         else:
             attended = layer.attention.output.LayerNorm(
-                layer.attention.output.dense(context) + residual)
-            out = layer.output.LayerNorm(layer.output.dense(layer.intermediate(attended))
-                                         + attended)
+                layer.attention.output.dense(context) + residual
+            )
+            out = layer.output.LayerNorm(
+                layer.output.dense(layer.intermediate(attended)) + attended
+            )
         return out.reshape(groups * members, size, -1)
 
-    def __call__(self, weights: QueryKey, heads: Heads, batch: PreparedInputs
-                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    def __call__(
+        self, weights: QueryKey, heads: Heads, batch: PreparedInputs
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``[M, B, C]`` and attention ``[G, B, E, H, T]`` of a batch ``[G, B, ...]``."""
         attention = self.attention(weights, batch)
         return heads(self.outputs(attention, batch)), attention

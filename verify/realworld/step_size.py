@@ -20,7 +20,7 @@ import torch
 
 from verify.realworld.optimise import MemberOptimiser
 
-GRID = tuple(4.0 ** k for k in range(-6, 5))
+GRID = tuple(4.0**k for k in range(-6, 5))
 REFINEMENT = (2.0,)
 
 
@@ -37,8 +37,9 @@ def probe(make_trainer, rates: tuple[float, ...], steps: int) -> list[list[float
     ``make_trainer(count)`` returns a trainer of ``count`` identical members on clean
     labels; the rates are set on its optimiser, one per member."""
     trainer = make_trainer(len(rates))
-    trainer.optimiser = MemberOptimiser(trainer.weights.tensors(), "sgd",
-                                        torch.tensor(rates), "constant", steps)
+    trainer.optimiser = MemberOptimiser(
+        trainer.weights.tensors(), "sgd", torch.tensor(rates), "constant", steps
+    )
     trajectories = [trainer.epoch() for _ in range(steps)] + [trainer.full_batch_losses()]
     return torch.stack(trajectories, dim=1).tolist()
 
@@ -50,12 +51,17 @@ def largest_stable_step(make_trainer, steps: int) -> dict:
         trials[rate] = is_stable(losses)
     stable = [rate for rate in GRID if trials[rate]]
     if not stable:
-        raise ValueError(f"step sizes={GRID} are invalid: allowed a grid with a stable one "
-                         "(no step size decreased the clean loss monotonically)")
+        raise ValueError(
+            f"step sizes={GRID} are invalid: allowed a grid with a stable one "
+            "(no step size decreased the clean loss monotonically)"
+        )
     refined = tuple(max(stable) * factor for factor in REFINEMENT)
     for rate, losses in zip(refined, probe(make_trainer, refined, steps), strict=True):
         trials[rate] = is_stable(losses)
     chosen = max(rate for rate, ok in trials.items() if ok)
-    return {"rule": "largest step size whose full-batch clean loss decreases strictly at each "
-                    f"of the first {steps} steps", "chosen": chosen,
-            "stable": {f"{rate:g}": ok for rate, ok in sorted(trials.items())}}
+    return {
+        "rule": "largest step size whose full-batch clean loss decreases strictly at each "
+        f"of the first {steps} steps",
+        "chosen": chosen,
+        "stable": {f"{rate:g}": ok for rate, ok in sorted(trials.items())},
+    }

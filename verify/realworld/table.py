@@ -18,8 +18,10 @@ import numpy as np
 from verify.output.tables import number
 
 #: Final-epoch and early-stopped columns of a run row: (accuracy, noisy labels fitted).
-READOUTS = {"final": ("test_accuracy", "noisy_fitted"),
-            "early": ("early_stopped_test_accuracy", "early_stopped_noisy_fitted")}
+READOUTS = {
+    "final": ("test_accuracy", "noisy_fitted"),
+    "early": ("early_stopped_test_accuracy", "early_stopped_noisy_fitted"),
+}
 
 
 def run_rows(records: Sequence[dict[str, Any]], labels: Mapping[str, str]) -> list[dict]:
@@ -30,36 +32,74 @@ def run_rows(records: Sequence[dict[str, Any]], labels: Mapping[str, str]) -> li
     for record in records:
         config, result = record["config"], record["result"]
         for member in result["members"]:
-            run = (labels[record["key"]], config["dataset"], config["n"], member["eta"],
-                   member["seed"])
+            run = (
+                labels[record["key"]],
+                config["dataset"],
+                config["n"],
+                member["eta"],
+                member["seed"],
+            )
             if run in seen:
                 continue
             seen.add(run)
             final = member["final"]
-            rows.append({
-                "protocol": labels[record["key"]], "dataset": config["dataset"],
-                "special_tokens": result["special_tokens"], "n": config["n"],
-                "eta": member["eta"], "seed": member["seed"],
-                "noisy_examples": member["noisy_examples"],
-                "noisy_fraction": member["noisy_fraction"],
-                **{name: final[name] for name in (
-                    "train_loss", "train_accuracy", "clean_fitted", "noisy_fitted",
-                    "validation_accuracy", "test_accuracy", "max_attention_train")},
-                "mean_max_attention": final["mean_max_attention_over_training"],
-                "test_accuracy_at_reinit": member["history"][0]["test_accuracy"],
-                **{name: member[name] for name in (
-                    "early_stopping_epoch", "early_stopped_test_accuracy",
-                    "early_stopped_noisy_fitted", "pretrained_test_accuracy")},
-                "learning_rate": result["learning_rate_used"], "updates": result["updates"],
-                "epochs": config["protocol"]["epochs"],
-                "group_seconds": result["seconds"], "group_members": len(result["members"])})
+            rows.append(
+                {
+                    "protocol": labels[record["key"]],
+                    "dataset": config["dataset"],
+                    "special_tokens": result["special_tokens"],
+                    "n": config["n"],
+                    "eta": member["eta"],
+                    "seed": member["seed"],
+                    "noisy_examples": member["noisy_examples"],
+                    "noisy_fraction": member["noisy_fraction"],
+                    **{
+                        name: final[name]
+                        for name in (
+                            "train_loss",
+                            "train_accuracy",
+                            "clean_fitted",
+                            "noisy_fitted",
+                            "validation_accuracy",
+                            "test_accuracy",
+                            "max_attention_train",
+                        )
+                    },
+                    "mean_max_attention": final["mean_max_attention_over_training"],
+                    "test_accuracy_at_reinit": member["history"][0]["test_accuracy"],
+                    **{
+                        name: member[name]
+                        for name in (
+                            "early_stopping_epoch",
+                            "early_stopped_test_accuracy",
+                            "early_stopped_noisy_fitted",
+                            "pretrained_test_accuracy",
+                        )
+                    },
+                    "learning_rate": result["learning_rate_used"],
+                    "updates": result["updates"],
+                    "epochs": config["protocol"]["epochs"],
+                    "group_seconds": result["seconds"],
+                    "group_members": len(result["members"]),
+                }
+            )
     return rows
 
 
 def history_rows(records: Sequence[dict[str, Any]], labels: Mapping[str, str]) -> list[dict]:
-    return [{"protocol": labels[r["key"]], "dataset": r["config"]["dataset"],
-             "n": r["config"]["n"], "eta": member["eta"], "seed": member["seed"], **row}
-            for r in records for member in r["result"]["members"] for row in member["history"]]
+    return [
+        {
+            "protocol": labels[r["key"]],
+            "dataset": r["config"]["dataset"],
+            "n": r["config"]["n"],
+            "eta": member["eta"],
+            "seed": member["seed"],
+            **row,
+        }
+        for r in records
+        for member in r["result"]["members"]
+        for row in member["history"]
+    ]
 
 
 def _mean_sd(values: Sequence[Any]) -> tuple[float, float]:
@@ -70,10 +110,20 @@ def _mean_sd(values: Sequence[Any]) -> tuple[float, float]:
     return float(array.mean()), float(array.std(ddof=1)) if array.size > 1 else math.nan
 
 
-SUMMARISED = ("train_loss", "train_accuracy", "noisy_fitted", "test_accuracy",
-              "validation_accuracy", "early_stopping_epoch", "early_stopped_test_accuracy",
-              "early_stopped_noisy_fitted", "test_accuracy_at_reinit",
-              "pretrained_test_accuracy", "mean_max_attention", "noisy_fraction")
+SUMMARISED = (
+    "train_loss",
+    "train_accuracy",
+    "noisy_fitted",
+    "test_accuracy",
+    "validation_accuracy",
+    "early_stopping_epoch",
+    "early_stopped_test_accuracy",
+    "early_stopped_noisy_fitted",
+    "test_accuracy_at_reinit",
+    "pretrained_test_accuracy",
+    "mean_max_attention",
+    "noisy_fraction",
+)
 
 
 def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -95,18 +145,24 @@ def summary_rows(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return summary
 
 
-def paired_change(rows: Sequence[dict[str, Any]], clean: Sequence[dict[str, Any]],
-                  column: str = "test_accuracy") -> dict[str, float]:
+def paired_change(
+    rows: Sequence[dict[str, Any]], clean: Sequence[dict[str, Any]], column: str = "test_accuracy"
+) -> dict[str, float]:
     """``column`` minus its value at eta = 0, paired by seed: the mean difference over the
     seeds present in both, its standard error (NaN with fewer than two pairs), the pairs."""
     baseline = {r["seed"]: number(r[column]) for r in clean}
-    differences = np.array([number(r[column]) - baseline[r["seed"]] for r in rows
-                            if r["seed"] in baseline], dtype=float)
+    differences = np.array(
+        [number(r[column]) - baseline[r["seed"]] for r in rows if r["seed"] in baseline],
+        dtype=float,
+    )
     differences = differences[np.isfinite(differences)]
     mean, sd = _mean_sd(list(differences))
     pairs = int(differences.size)
-    return {"change": mean, "change_se": sd / math.sqrt(pairs) if pairs > 1 else math.nan,
-            "pairs": pairs}
+    return {
+        "change": mean,
+        "change_se": sd / math.sqrt(pairs) if pairs > 1 else math.nan,
+        "pairs": pairs,
+    }
 
 
 def verdict(entry: Mapping[str, Any], readout: str = "final", tolerance: float = 0.02) -> str:
@@ -141,16 +197,18 @@ def verdict(entry: Mapping[str, Any], readout: str = "final", tolerance: float =
     return "inconclusive"
 
 
-def protocol_table(summary: Sequence[dict[str, Any]], labels: Sequence[str],
-                   readout: str = "final") -> list[dict[str, Any]]:
+def protocol_table(
+    summary: Sequence[dict[str, Any]], labels: Sequence[str], readout: str = "final"
+) -> list[dict[str, Any]]:
     """One row per (data set, n, eta > 0): per protocol label, the paired change and verdict."""
     cells: dict[tuple, dict[str, Any]] = {}
     for entry in summary:
         if entry["eta"] == 0 or entry["protocol"] not in labels:
             continue
-        row = cells.setdefault((entry["dataset"], entry["n"], entry["eta"]),
-                               {"dataset": entry["dataset"], "n": entry["n"],
-                                "eta": entry["eta"]})
+        row = cells.setdefault(
+            (entry["dataset"], entry["n"], entry["eta"]),
+            {"dataset": entry["dataset"], "n": entry["n"], "eta": entry["eta"]},
+        )
         label = entry["protocol"]
         row[f"{label}_change"] = entry[f"{readout}_change"]
         row[f"{label}_change_se"] = entry[f"{readout}_change_se"]

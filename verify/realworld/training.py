@@ -46,9 +46,17 @@ def _labels_at(labels: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
 class MemberTrainer:
     """The members of one group: their weights, heads, data and optimiser."""
 
-    def __init__(self, last: LastLayer, pool: PreparedInputs, weights: QueryKey, heads: Heads,
-                 data: MemberData, optimiser: MemberOptimiser, batch_size: int | None,
-                 seeds: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        last: LastLayer,
+        pool: PreparedInputs,
+        weights: QueryKey,
+        heads: Heads,
+        data: MemberData,
+        optimiser: MemberOptimiser,
+        batch_size: int | None,
+        seeds: tuple[int, ...],
+    ) -> None:
         self.last, self.pool, self.weights, self.heads = last, pool, weights, heads
         self.data, self.optimiser, self.batch_size = data, optimiser, batch_size
         self.orders = [stream(seed, "order") for seed in seeds]
@@ -63,8 +71,10 @@ class MemberTrainer:
 
     def _chunks(self) -> list[torch.Tensor]:
         seeds = len(self.orders)
-        return [torch.arange(start, min(start + CHUNK, self.n)).expand(seeds, -1)
-                for start in range(0, self.n, CHUNK)]
+        return [
+            torch.arange(start, min(start + CHUNK, self.n)).expand(seeds, -1)
+            for start in range(0, self.n, CHUNK)
+        ]
 
     def full_batch_losses(self) -> torch.Tensor:
         """Each member's mean training loss ``[M]`` at the current state."""
@@ -85,20 +95,21 @@ class MemberTrainer:
             return total
         order = torch.as_tensor(np.stack([rng.permutation(self.n) for rng in self.orders]))
         for start in range(0, self.n, self.batch_size):
-            positions = order[:, start:start + self.batch_size]
+            positions = order[:, start : start + self.batch_size]
             self.optimiser.zero_grad()
             self._losses(positions, positions.shape[1]).sum().backward()
             self.optimiser.step()
         return None
 
     @torch.no_grad()
-    def outputs(self, pool: PreparedInputs, index: torch.Tensor
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+    def outputs(
+        self, pool: PreparedInputs, index: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``[M, N, C]`` and mean maximum attention ``[M]`` on ``pool`` examples
         ``index`` (``[S, N]``: per seed, or ``[1, N]``: the same examples for every member)."""
         logits, attention, total = [], 0.0, index.shape[1]
         for start in range(0, total, CHUNK):
-            part = index[:, start:start + CHUNK]
+            part = index[:, start : start + CHUNK]
             out, probabilities = self.last(self.weights, self.heads, pool.select(part))
             logits.append(out)
             attention = attention + max_attention(probabilities) * part.shape[1] / total
@@ -119,19 +130,26 @@ class MemberTrainer:
         test_losses = member_losses(test_logits, test_labels.expand(len(self.weights), -1))
         rows = []
         for m in range(len(self.weights)):
-            rows.append({
-                "train_loss": float(losses[m].mean()), "train_accuracy": float(fitted[m].float()
-                                                                                .mean()),
-                "clean_fitted": _fraction(fitted[m][~flipped[m]]),
-                "noisy_fitted": _fraction(fitted[m][flipped[m]]),
-                "max_attention_train": float(attention[m]),
-                "validation_accuracy": float((predicted[m] == data.validation_labels.reshape(
-                    len(self.weights), -1)[m]).float().mean()),
-                "validation_accuracy_clean": float((predicted[m] == clean[m]).float().mean()),
-                "test_accuracy": float((test_logits[m].argmax(-1) == test_labels).float()
-                                       .mean()),
-                "test_loss": float(test_losses[m].mean()),
-                "max_attention_test": float(test_attention[m])})
+            rows.append(
+                {
+                    "train_loss": float(losses[m].mean()),
+                    "train_accuracy": float(fitted[m].float().mean()),
+                    "clean_fitted": _fraction(fitted[m][~flipped[m]]),
+                    "noisy_fitted": _fraction(fitted[m][flipped[m]]),
+                    "max_attention_train": float(attention[m]),
+                    "validation_accuracy": float(
+                        (predicted[m] == data.validation_labels.reshape(len(self.weights), -1)[m])
+                        .float()
+                        .mean()
+                    ),
+                    "validation_accuracy_clean": float((predicted[m] == clean[m]).float().mean()),
+                    "test_accuracy": float(
+                        (test_logits[m].argmax(-1) == test_labels).float().mean()
+                    ),
+                    "test_loss": float(test_losses[m].mean()),
+                    "max_attention_test": float(test_attention[m]),
+                }
+            )
         return rows
 
 
@@ -139,14 +157,21 @@ def _fraction(values: torch.Tensor) -> float:
     return float(values.float().mean()) if values.numel() else math.nan
 
 
-def train_and_record(trainer: MemberTrainer, test: PreparedInputs, test_labels: torch.Tensor,
-                     epochs: int, every: int, progress: bool = False,
-                     on_epoch: Callable[[int], None] | None = None) -> list[list[dict]]:
+def train_and_record(
+    trainer: MemberTrainer,
+    test: PreparedInputs,
+    test_labels: torch.Tensor,
+    epochs: int,
+    every: int,
+    progress: bool = False,
+    on_epoch: Callable[[int], None] | None = None,
+) -> list[list[dict]]:
     """Train for ``epochs`` and return each member's history (one row per evaluation)."""
     histories: list[list[dict]] = [[] for _ in range(len(trainer.weights))]
     evaluated = set(evaluation_epochs(epochs, every))
-    for epoch in tqdm(range(epochs + 1), desc="epochs", unit="epoch", disable=not progress,
-                      leave=False):
+    for epoch in tqdm(
+        range(epochs + 1), desc="epochs", unit="epoch", disable=not progress, leave=False
+    ):
         if epoch in evaluated:
             for history, row in zip(histories, trainer.evaluate(test, test_labels), strict=True):
                 history.append({"epoch": epoch, **row})
@@ -156,4 +181,3 @@ def train_and_record(trainer: MemberTrainer, test: PreparedInputs, test_labels: 
         if on_epoch is not None:
             on_epoch(epoch + 1)
     return histories
-

@@ -47,9 +47,13 @@ def factor_overrides(base: str, factor: str) -> dict[str, Any]:
 def variant(label: str) -> Protocol:
     """The protocol of a variant label (see the module docstring)."""
     name, _, suffix = label.partition("+")
-    require(name in PROTOCOLS, "protocol", label,
-            "a protocol name (" + ", ".join(map(repr, PROTOCOLS)) + "), optionally with "
-            "'+cls' or '+FACTOR'")
+    require(
+        name in PROTOCOLS,
+        "protocol",
+        label,
+        "a protocol name (" + ", ".join(map(repr, PROTOCOLS)) + "), optionally with "
+        "'+cls' or '+FACTOR'",
+    )
     if not suffix:
         return protocol(name)
     if suffix == "cls":

@@ -1,179 +1,210 @@
-"""Validated run configuration (a plain dataclass, checked on construction).
+r"""A run's configuration: what to solve, how to solve it and what to record.
 
-Every field is checked when a :class:`RunConfig` is built; invalid values raise
-:class:`ConfigError` naming the parameter, the value and the allowed range, in
-the spirit of scikit-learn's parameter validation.
+:class:`RunConfig` composes the theory's :class:`~theory.data_model.DataModel` (the data
+and the fixed head) and :class:`~theory.data_model.Training` (GD from :math:`p(0) = 0`)
+with a :class:`Solver` (which engine, at what precision) and a :class:`Recording` (test
+set and log points), plus the seed of every random stream. Every field is validated on
+construction with one message form (:class:`~theory.validation.InvalidParameter`).
+
+Fields are reached through their component (``config.model.d``,
+``config.training.alpha``); :func:`preset`, :meth:`RunConfig.build` and
+:meth:`RunConfig.replace` take the flat field names (``d=500, alpha=1e-3``) and route
+each to its component.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from typing import Any
 
-ENGINES = ("dense", "reduced", "mp", "flow")
-FLIP_MODES = ("exact", "bernoulli")
-INIT_KINDS = ("uniform", "gaussian")
+from theory.data_model import DataModel, Training
+from theory.validation import (
+    Integer,
+    InvalidParameter,
+    Options,
+    Real,
+    Validated,
+    parameter,
+    parameter_fields,
+    require,
+)
 
+ENGINES = ("dense", "reduced", "mp", "flow", "dfree", "dfree-flow")
+#: Engines that sample the reduced statistics in law (Gaussian W0 and noise), any d.
+DFREE_ENGINES = ("dfree", "dfree-flow")
+#: Engines that integrate gradient flow instead of stepping GD.
+FLOW_ENGINES = ("flow", "dfree-flow")
 
-class ConfigError(ValueError):
-    """A configuration value is outside its allowed range."""
-
-
-def _fail(name: str, value: Any, allowed: str) -> None:
-    raise ConfigError(f"{name}={value!r} is invalid: allowed {allowed}")
-
-
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        _fail(name, value, f"an integer >= {minimum}")
-    if value < minimum:
-        _fail(name, value, f"an integer >= {minimum}")
-
-
-def _check_real(name: str, value: Any, low: float, high: float,
-                low_open: bool = True, high_open: bool = True) -> None:
-    lo = "(" if low_open else "["
-    hi = ")" if high_open else "]"
-    allowed = f"a finite real number in {lo}{low}, {high}{hi}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        _fail(name, value, allowed)
-    if not math.isfinite(value):
-        _fail(name, value, allowed)
-    below = value <= low if low_open else value < low
-    above = value >= high if high_open else value > high
-    if below or above:
-        _fail(name, value, allowed)
+#: Most log points a run may record (each holds per-sample attention and gaps).
+MAX_LOG_POINTS = 100_000
 
 
 @dataclass(frozen=True)
-class RunConfig:
-    """One training run of the one-layer attention model on the paper's data model.
+class Solver(Validated):
+    """Which engine advances the training, and its numerical settings."""
 
-    Data (spec 01, section 2): each of ``n`` training sequences has ``T`` tokens;
-    ``n_relevant`` tokens carry :math:`\\mu_{y^*} + \\epsilon`, ``n_weak_aligned`` carry
-    :math:`\\rho\\mu_{y^*} + \\epsilon`, ``n_weak_opposite`` carry
-    :math:`\\rho\\mu_{-y^*} + \\epsilon`, the remaining ``T - (...)`` are pure noise
-    :math:`\\epsilon \\sim N(0, \\sigma_\\epsilon^2 I_d)`. Signals
-    :math:`\\mu_{\\pm1} = \\|\\mu\\| e_{1,2}`. A fraction ``eta`` of labels is flipped.
+    engine: str = parameter(
+        "reduced",
+        Options(ENGINES),
+        "dense: literal d x d GD; reduced: the same GD in N = nT "
+        "coordinates; mp: reduced on mpmath numbers; flow: gradient flow; dfree, "
+        "dfree-flow: reduced GD or flow on statistics sampled in law, cost independent "
+        "of d (Gaussian init only; no finite test set)",
+    )
+    mp_dps: int = parameter(50, Integer(15, 10_000), "decimal digits of the mp engine")
+    flow_rtol: float = parameter(1e-10, Real(0.0, 1.0), "relative tolerance of the flow solver")
+    flow_atol: float = parameter(1e-12, Real(0.0, 1.0), "absolute tolerance of the flow solver")
 
-    Model: :math:`f(X) = \\nu^\\top X^\\top \\mathrm{softmax}(X W^\\top p)`, with
-    :math:`\\nu = \\nu_{\\text{scale}} (\\mu_{+1} - \\mu_{-1}) / (\\sqrt2 \\|\\mu\\|^2)`, so that
-    :math:`\\langle \\mu_{\\pm1}, \\nu \\rangle = \\pm \\nu_{\\text{scale}}/\\sqrt2`.
 
-    Training: full-batch GD with step ``alpha`` for ``steps`` steps from
-    :math:`p(0) = 0` and :math:`W(0)` iid uniform on :math:`(-s, s)` (``init="uniform"``)
-    or :math:`N(0, s^2)` (``init="gaussian"``), :math:`s` = ``init_scale`` (default
-    :math:`1/\\sqrt d`, the public code's choice).
-    """
+@dataclass(frozen=True)
+class Recording(Validated):
+    """What a run records, and when."""
 
-    d: int = 2000
-    n: int = 20
-    T: int = 8
-    n_relevant: int = 1
-    n_weak_aligned: int = 1
-    n_weak_opposite: int = 1
-    rho: float = 0.1
-    eta: float = 0.2
-    flip: str = "exact"
-    sigma_eps: float = 1.0
-    mu_norm: float = 20.0
-    nu_scale: float = 1.0
-    alpha: float = 5e-3
-    steps: int = 1000
-    init: str = "uniform"
-    init_scale: float | None = None
-    seed: int = 0
-    test_size: int = 1000
-    engine: str = "reduced"
-    mp_dps: int = 50
-    log_every: int = 0
-    log_geometric: int = 60
-    attention_test_samples: int = 20
-    flow_rtol: float = 1e-10
-    flow_atol: float = 1e-12
+    test_size: int = parameter(1000, Integer(0), "clean test sequences, drawn independently")
+    log_every: int = parameter(
+        0, Integer(0), "steps between linear log points (0: about 100 points)"
+    )
+    log_geometric: int = parameter(
+        60, Integer(0, MAX_LOG_POINTS), "geometrically spaced log points (for log-time plots)"
+    )
+    attention_test_samples: int = parameter(
+        20, Integer(0), "test sequences whose attention is recorded"
+    )
+    population: str = parameter(
+        "all",
+        Options(("all", "final", "none")),
+        "log points at which the population test metrics (over the data distribution, a few "
+        "milliseconds each) are computed",
+    )
 
-    def __post_init__(self) -> None:
-        _check_int("d", self.d, 2)
-        _check_int("n", self.n, 1)
-        _check_int("T", self.T, 2)
-        _check_int("n_relevant", self.n_relevant, 1)
-        _check_int("n_weak_aligned", self.n_weak_aligned, 0)
-        _check_int("n_weak_opposite", self.n_weak_opposite, 0)
-        need = self.n_relevant + self.n_weak_aligned + self.n_weak_opposite
-        if self.T < need:
-            _fail("T", self.T, f"an integer >= n_relevant + n_weak_aligned + "
-                  f"n_weak_opposite = {need}")
-        _check_real("rho", self.rho, 0.0, 1.0)
-        _check_real("eta", self.eta, 0.0, 0.5, low_open=False)
-        if self.flip not in FLIP_MODES:
-            _fail("flip", self.flip, f"one of {FLIP_MODES}")
-        _check_real("sigma_eps", self.sigma_eps, 0.0, math.inf)
-        _check_real("mu_norm", self.mu_norm, 0.0, math.inf)
-        _check_real("nu_scale", self.nu_scale, 0.0, math.inf)
-        _check_real("alpha", self.alpha, 0.0, math.inf)
-        _check_int("steps", self.steps, 0)
-        if self.init not in INIT_KINDS:
-            _fail("init", self.init, f"one of {INIT_KINDS}")
-        if self.init_scale is not None:
-            _check_real("init_scale", self.init_scale, 0.0, math.inf, low_open=False)
-        _check_int("seed", self.seed, 0)
-        _check_int("test_size", self.test_size, 0)
-        if self.engine not in ENGINES:
-            _fail("engine", self.engine, f"one of {ENGINES}")
-        _check_int("mp_dps", self.mp_dps, 15)
-        _check_int("log_every", self.log_every, 0)
-        _check_int("log_geometric", self.log_geometric, 0)
-        if self.log_every and self.steps // self.log_every > 100_000:
-            _fail("log_every", self.log_every,
-                  f"an integer >= steps / 100000 = {-(-self.steps // 100_000)} "
-                  "(at most 1e5 linear log points), or 0 for about 100 points")
-        _check_int("attention_test_samples", self.attention_test_samples, 0)
-        _check_real("flow_rtol", self.flow_rtol, 0.0, 1.0)
-        _check_real("flow_atol", self.flow_atol, 0.0, 1.0)
 
-    # -- derived quantities -------------------------------------------------
-    @property
-    def n_irrelevant(self) -> int:
-        return self.T - self.n_relevant - self.n_weak_aligned - self.n_weak_opposite
+COMPONENTS: dict[str, type[Validated]] = {
+    "model": DataModel,
+    "training": Training,
+    "solver": Solver,
+    "recording": Recording,
+}
 
-    @property
-    def init_half_width(self) -> float:
-        """The initialisation scale :math:`s` (default :math:`1/\\sqrt d`)."""
-        return self.init_scale if self.init_scale is not None else 1.0 / math.sqrt(self.d)
 
-    @property
-    def snr(self) -> float:
-        r"""Signal-to-noise ratio :math:`\mathrm{SNR} = \|\mu\| / (\sigma_\epsilon \sqrt d)`."""
-        return self.mu_norm / (self.sigma_eps * math.sqrt(self.d))
+@dataclass(frozen=True)
+class RunConfig(Validated):
+    """One training run of the one-layer attention model on the paper's data model."""
 
-    @property
-    def linear_log_interval(self) -> int:
-        """Steps between linear log points (``log_every``; 0 means about 100 points)."""
-        if self.log_every:
-            return self.log_every
-        return max(1, -(-self.steps // 100))
+    model: DataModel = field(default_factory=DataModel)
+    training: Training = field(default_factory=Training)
+    solver: Solver = field(default_factory=Solver)
+    recording: Recording = field(default_factory=Recording)
+    seed: int = parameter(
+        0,
+        Integer(0, 2**63 - 1),
+        "seed of every random stream (training data, test data, W0, flips)",
+    )
 
-    @property
-    def n_tokens(self) -> int:
-        """Number of training tokens :math:`N = nT` (the reduced engine's dimension)."""
-        return self.n * self.T
+    def check_relations(self) -> None:
+        if self.solver.engine in DFREE_ENGINES:
+            require(
+                self.training.init == "gaussian",
+                "init",
+                self.training.init,
+                f"gaussian with engine {self.solver.engine} (its law needs a rotation-"
+                "invariant W0; engines reduced and flow take the uniform init)",
+            )
+        scale = self.training.init_scale
+        if scale is not None:
+            require(
+                scale * scale * self.model.d <= 1e100,
+                "init_scale",
+                scale,
+                f"a scale s with s^2 d <= 1e100 (here d = {self.model.d}), so that the "
+                "initial preconditioner stays finite",
+            )
+        steps, every = self.training.steps, self.recording.log_every
+        if every:
+            require(
+                steps // every <= MAX_LOG_POINTS,
+                "log_every",
+                every,
+                f"an integer >= steps / {MAX_LOG_POINTS} = {-(-steps // MAX_LOG_POINTS)} "
+                "(at most 1e5 linear log points), or 0 for about 100 points",
+            )
+
+    # -- flat names ----------------------------------------------------------------
+    @classmethod
+    def build(cls, **values: Any) -> RunConfig:
+        """A configuration from flat field names (``d=500, steps=10``); the rest default."""
+        return cls().replace(**values)
 
     def replace(self, **changes: Any) -> RunConfig:
-        """A copy with some fields changed (validated again)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some fields changed, by flat name or component (validated again)."""
+        grouped: dict[str, dict[str, Any]] = {name: {} for name in COMPONENTS}
+        top: dict[str, Any] = {}
+        for name, value in changes.items():
+            owner = FIELD_OWNER.get(name)
+            if owner is None:
+                if name not in COMPONENTS and name != "seed":
+                    raise InvalidParameter(
+                        name, value, "a configuration field: " + ", ".join(sorted(FIELD_OWNER))
+                    )
+                top[name] = value
+            else:
+                grouped[owner][name] = value
+        for owner, fields in grouped.items():
+            if fields:
+                top[owner] = dataclasses.replace(top.get(owner, getattr(self, owner)), **fields)
+        return dataclasses.replace(self, **top)
+
+    def flat(self) -> dict[str, Any]:
+        """Every field by its flat name."""
+        out = {name: getattr(getattr(self, owner), name) for name, owner in FIELD_OWNER.items()}
+        out["seed"] = self.seed
+        return out
 
     def to_dict(self) -> dict[str, Any]:
+        """Nested: ``{"model": {...}, "training": {...}, ..., "seed": ...}``."""
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RunConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(f"unknown configuration field(s) {unknown}: allowed {sorted(known)}")
-        return cls(**values)
+        """From :meth:`to_dict`'s nested form (or flat names)."""
+        flat: dict[str, Any] = {}
+        for key, value in values.items():
+            if key in COMPONENTS and isinstance(value, dict):
+                flat.update(value)
+            else:
+                flat[key] = value
+        return cls.build(**flat)
+
+    # -- derived quantities ------------------------------------------------------------
+    @property
+    def linear_log_interval(self) -> int:
+        """Steps between linear log points (``log_every``; 0 means about 100 points)."""
+        if self.recording.log_every:
+            return self.recording.log_every
+        return max(1, -(-self.training.steps // 100))
+
+    @property
+    def init_scale(self) -> float:
+        r"""The initialisation scale :math:`s` of :math:`W(0)` (default :math:`1/\sqrt d`)."""
+        return self.training.scale(self.model.d)
+
+    @property
+    def kappa0(self) -> float:
+        r"""The initial preconditioner :math:`\kappa_0 = \sigma_0^2 d`."""
+        return self.training.kappa0(self.model.d)
+
+
+#: Flat field name -> the component that owns it.
+FIELD_OWNER: dict[str, str] = {
+    spec.name: owner for owner, cls in COMPONENTS.items() for spec in parameter_fields(cls)
+}
+
+
+def parameter_specs() -> list[tuple[str, dataclasses.Field]]:
+    """``(owner, field)`` for every flat field, in declaration order (for the command line)."""
+    specs = [(owner, spec) for owner, cls in COMPONENTS.items() for spec in parameter_fields(cls)]
+    seed = next(spec for spec in parameter_fields(RunConfig) if spec.name == "seed")
+    return [*specs, ("run", seed)]
 
 
 #: The paper's three synthetic settings (Figures 3-5): n = 20, T = 8, rho = 0.1,
@@ -193,18 +224,25 @@ PAPER_ACCURACY: dict[str, tuple[float, float]] = {
 
 
 def preset(name: str, **overrides: Any) -> RunConfig:
-    """The paper's setting ``name`` (one of :data:`PRESETS`), with overrides."""
-    if name not in PRESETS:
-        _fail("preset", name, f"one of {tuple(PRESETS)}")
-    return RunConfig(**{**PRESETS[name], **overrides})
-
-
-def config_fields() -> list[dataclasses.Field]:
-    """The dataclass fields, for building command-line flags."""
-    return list(fields(RunConfig))
+    """The paper's setting ``name`` (one of :data:`PRESETS`), with flat-named overrides."""
+    require(name in PRESETS, "preset", name, Options(tuple(PRESETS)).describe())
+    return RunConfig.build(**{**PRESETS[name], **overrides})
 
 
 __all__ = [
-    "ConfigError", "RunConfig", "PRESETS", "PAPER_ACCURACY", "preset", "config_fields",
-    "ENGINES", "FLIP_MODES", "INIT_KINDS",
+    "RunConfig",
+    "Solver",
+    "Recording",
+    "DataModel",
+    "Training",
+    "PRESETS",
+    "PAPER_ACCURACY",
+    "ENGINES",
+    "DFREE_ENGINES",
+    "FLOW_ENGINES",
+    "COMPONENTS",
+    "FIELD_OWNER",
+    "preset",
+    "parameter_specs",
+    "MAX_LOG_POINTS",
 ]

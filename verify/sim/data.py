@@ -1,46 +1,45 @@
-"""The paper's synthetic data model (spec 01, section 2) and external-data loading.
+r"""The paper's synthetic data, drawn from a seed, and external data loaded from ``.npz``.
 
-Token groups, in order along each sequence (positions do not matter for the model,
-which is permutation-equivariant over tokens):
+A token of group :math:`g` is :math:`x = \sigma_\epsilon z + c_g\mu_{y^*} + c'_g\mu_{-y^*}`
+with :math:`z \sim N(0, I_d)` (the token-group table of :mod:`theory.data_model`), and
+:math:`\mu_{+1} = \|\mu\| e_1`, :math:`\mu_{-1} = \|\mu\| e_2`. Observed labels are
+:math:`y = -y^*` on the flipped set and :math:`y = y^*` elsewhere. Four independent
+random streams are spawned from the seed: training noise, test noise (the test set is
+clean and shares nothing with training), :math:`W(0)`, and the flips.
 
-* ``R`` (relevant): :math:`\\mu_{y^*} + \\epsilon`,
-* ``W+`` (weakly relevant, aligned): :math:`\\rho \\mu_{y^*} + \\epsilon`,
-* ``W-`` (weakly relevant, opposite): :math:`\\rho \\mu_{-y^*} + \\epsilon`,
-* ``I`` (irrelevant): :math:`\\epsilon`,
-
-with :math:`\\epsilon \\sim N(0, \\sigma_\\epsilon^2 I_d)` iid and
-:math:`\\mu_{+1} = \\|\\mu\\| e_1`, :math:`\\mu_{-1} = \\|\\mu\\| e_2`.
-Observed labels are :math:`y = -y^*` on the noisy set and :math:`y = y^*` elsewhere.
-The test set is clean and drawn from its own random stream, independent of training.
+The noise :math:`z`, the labels and the flipped set do not depend on :math:`\|\mu\|` or
+:math:`\rho`, so a sweep over them at fixed :math:`(d, n, T, \text{seed})` can draw the
+noise once: ``generate(config, reuse_noise=True)`` keeps the last draw in the process
+and gives bit for bit the same data as a fresh draw.
 """
 
 from __future__ import annotations
 
 import io
-import math
+import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from theory.data_model import GROUP_NAMES, DataModel
+from theory.validation import InvalidParameter, require
 from verify.output.files import atomic_write_bytes
-from verify.sim.config import ConfigError, RunConfig
+from verify.sim.config import RunConfig
 
-#: Group codes and names, in sequence order.
-RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = 0, 1, 2, 3
-GROUP_NAMES = ("R", "W+", "W-", "I")
+RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = range(4)
 
 #: Order of the independent random streams spawned from the seed.
-_STREAMS = ("train", "test", "init", "flips")
+STREAMS = ("train", "test", "init", "flips")
 
 
 @dataclass(frozen=True)
 class Dataset:
     """Training and test data plus the fixed head.
 
-    ``groups[t]`` is the group code of token position ``t`` (same for every sequence).
+    ``groups[t]`` is the group code of token position ``t`` (the same for every sequence);
     ``y_clean`` holds the true labels :math:`y^*` (``None`` when unknown, e.g. loaded data).
     """
 
@@ -53,18 +52,19 @@ class Dataset:
     groups: np.ndarray
     mu_plus: np.ndarray | None = None
     mu_minus: np.ndarray | None = None
+    source: str = field(default="generated", compare=False)
 
     @property
     def n(self) -> int:
-        return self.X_train.shape[0]
+        return int(self.X_train.shape[0])
 
     @property
     def T(self) -> int:
-        return self.X_train.shape[1]
+        return int(self.X_train.shape[1])
 
     @property
     def d(self) -> int:
-        return self.X_train.shape[2]
+        return int(self.X_train.shape[2])
 
     @property
     def noisy(self) -> np.ndarray:
@@ -85,36 +85,29 @@ class Dataset:
 
 def random_streams(seed: int) -> dict[str, np.random.Generator]:
     """Independent generators for training data, test data, initialisation and flips."""
-    children = np.random.SeedSequence(seed).spawn(len(_STREAMS))
-    return {name: np.random.default_rng(child) for name, child in zip(_STREAMS, children,
-                                                                       strict=True)}
+    children = np.random.SeedSequence(seed).spawn(len(STREAMS))
+    return {
+        name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)
+    }
 
 
-def token_groups(config: RunConfig) -> np.ndarray:
+def position_groups(model: DataModel) -> np.ndarray:
     """Group code of each of the T token positions."""
-    return np.repeat(
-        np.array([RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT]),
-        [config.n_relevant, config.n_weak_aligned, config.n_weak_opposite,
-         config.n_irrelevant],
-    )
+    return np.array(model.position_groups, dtype=np.int64)
 
 
-def signal_vectors(config: RunConfig) -> tuple[np.ndarray, np.ndarray]:
+def signal_vectors(model: DataModel) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`\mu_{+1} = \|\mu\| e_1` and :math:`\mu_{-1} = \|\mu\| e_2`."""
-    mu_plus = np.zeros(config.d)
-    mu_minus = np.zeros(config.d)
-    mu_plus[0] = config.mu_norm
-    mu_minus[1] = config.mu_norm
+    mu_plus, mu_minus = np.zeros(model.d), np.zeros(model.d)
+    mu_plus[0] = mu_minus[1] = model.mu_norm
     return mu_plus, mu_minus
 
 
-def head_vector(config: RunConfig) -> np.ndarray:
-    r"""The fixed head :math:`\nu = s_\nu (\mu_{+1} - \mu_{-1}) / (\sqrt2 \|\mu\|^2)`,
-    so :math:`\|\nu\| = s_\nu / \|\mu\|` and
-    :math:`\langle \mu_{\pm1}, \nu\rangle = \pm s_\nu/\sqrt2`.
-    """
-    mu_plus, mu_minus = signal_vectors(config)
-    return config.nu_scale * (mu_plus - mu_minus) / (math.sqrt(2.0) * config.mu_norm**2)
+def head_vector(model: DataModel) -> np.ndarray:
+    r"""The fixed head :math:`\nu = s_\nu (\mu_{+1} - \mu_{-1}) / (\sqrt2 \|\mu\|^2)`."""
+    nu = np.zeros(model.d)
+    nu[0], nu[1] = model.gamma0 / model.mu_norm, -model.gamma0 / model.mu_norm
+    return nu
 
 
 def balanced_labels(count: int) -> np.ndarray:
@@ -124,26 +117,28 @@ def balanced_labels(count: int) -> np.ndarray:
     return labels
 
 
-def exact_flip_count(n: int, eta: float) -> int:
-    r"""Number of flipped labels in ``exact`` mode: :math:`\lceil n\eta \rceil`
-    (with a guard against floating-point round-up, e.g. 10 * 0.3)."""
-    return int(math.ceil(n * eta - 1e-9))
+def noisy_mask(y_clean: np.ndarray, model: DataModel, rng: np.random.Generator) -> np.ndarray:
+    r"""Which training labels are flipped.
 
-
-def noisy_mask(y_clean: np.ndarray, config: RunConfig, rng: np.random.Generator) -> np.ndarray:
-    """Which training labels are flipped.
-
-    ``exact``: :math:`\\lceil n\\eta\\rceil` flips, half from each class (the odd one from
-    the positive class), chosen uniformly within each class. ``bernoulli``: each label
-    flips independently with probability :math:`\\eta`.
+    ``exact``: :func:`theory.data_model.noisy_count` flips (:math:`n\eta` rounded), half
+    from each class (the odd one from the positive class), uniformly within each class.
+    ``bernoulli``: each label flips with probability :math:`\eta`; a draw that flips half
+    the labels or more is an error (the labels would carry no information).
     """
     n = y_clean.shape[0]
+    if model.flip == "bernoulli":
+        drawn = np.asarray(rng.random(n) < model.eta)
+        require(
+            2 * int(drawn.sum()) < n,
+            "eta",
+            model.eta,
+            f"a rate whose realised noisy fraction stays below 1/2 (this seed flips "
+            f"{int(drawn.sum())} of {n} labels)",
+        )
+        return drawn
     mask = np.zeros(n, dtype=bool)
-    if config.flip == "bernoulli":
-        return rng.random(n) < config.eta
-    flips = exact_flip_count(n, config.eta)
-    positives = np.flatnonzero(y_clean == 1)
-    negatives = np.flatnonzero(y_clean == -1)
+    flips = model.noisy_count
+    positives, negatives = np.flatnonzero(y_clean == 1), np.flatnonzero(y_clean == -1)
     from_positive = min((flips + 1) // 2, positives.size)
     from_negative = min(flips - from_positive, negatives.size)
     mask[rng.choice(positives, size=from_positive, replace=False)] = True
@@ -151,135 +146,293 @@ def noisy_mask(y_clean: np.ndarray, config: RunConfig, rng: np.random.Generator)
     return mask
 
 
-def add_signals(X: np.ndarray, y_star: np.ndarray, config: RunConfig) -> np.ndarray:
-    """Add each token group's signal to the noise ``X`` (n, T, d) in place; returns ``X``."""
-    own = np.where(y_star == 1, 0, 1)  # coordinate of mu_{y*}
-    other = 1 - own
-    rows = np.arange(y_star.shape[0])
-    for t, group in enumerate(token_groups(config)):
-        if group == RELEVANT:
-            X[rows, t, own] += config.mu_norm
-        elif group == WEAK_ALIGNED:
-            X[rows, t, own] += config.rho * config.mu_norm
-        elif group == WEAK_OPPOSITE:
-            X[rows, t, other] += config.rho * config.mu_norm
+def signal_part(y_star: np.ndarray, model: DataModel) -> np.ndarray:
+    r"""The tokens' signal on the signal directions :math:`(e_1, e_2)`, shape (m, T, 2): a
+    token of group :math:`g` carries :math:`c_g\mu_{y^*} + c'_g\mu_{-y^*}`, with
+    :math:`\mu_{+1} = \|\mu\| e_1` and :math:`\mu_{-1} = \|\mu\| e_2`."""
+    own = np.array([model.groups[code].own for code in model.position_groups])
+    opposite = np.array([model.groups[code].opposite for code in model.position_groups])
+    positive = (y_star == 1)[:, None]
+    part = np.empty((y_star.shape[0], model.T, 2))
+    part[..., 0] = np.where(positive, own, opposite) * model.mu_norm
+    part[..., 1] = np.where(positive, opposite, own) * model.mu_norm
+    return part
+
+
+def add_signals(X: np.ndarray, y_star: np.ndarray, model: DataModel) -> np.ndarray:
+    """Add each token's signal (:func:`signal_part`) to the noise ``X`` (m, T, d) in place."""
+    X[..., :2] += signal_part(y_star, model)
     return X
 
 
-def sequences(y_star: np.ndarray, config: RunConfig, rng: np.random.Generator) -> np.ndarray:
-    """Sequences of shape (len(y_star), T, d) for true labels ``y_star``."""
-    X = rng.standard_normal((y_star.shape[0], config.T, config.d))
-    X *= config.sigma_eps
-    return add_signals(X, y_star, config)
-
-
-def generate(config: RunConfig) -> Dataset:
-    """Draw the training set (with label noise), an independent clean test set, and nu."""
+def draw_noise(config: RunConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r""":math:`\sigma_\epsilon z` for the training and the test tokens, and the flipped set."""
+    m = config.model
     streams = random_streams(config.seed)
-    y_clean = balanced_labels(config.n)
-    X_train = sequences(y_clean, config, streams["train"])
-    flipped = noisy_mask(y_clean, config, streams["flips"])
-    y_train = np.where(flipped, -y_clean, y_clean)
-    y_test = balanced_labels(config.test_size)
-    X_test = sequences(y_test, config, streams["test"])
-    mu_plus, mu_minus = signal_vectors(config)
-    return Dataset(X_train=X_train, y_train=y_train, y_clean=y_clean, X_test=X_test,
-                   y_test=y_test, nu=head_vector(config), groups=token_groups(config),
-                   mu_plus=mu_plus, mu_minus=mu_minus)
+    train = streams["train"].standard_normal((m.n, m.T, m.d))
+    train *= m.sigma_eps
+    flipped = noisy_mask(balanced_labels(m.n), m, streams["flips"])
+    test = streams["test"].standard_normal((config.recording.test_size, m.T, m.d))
+    test *= m.sigma_eps
+    return train, test, flipped
 
 
-def initial_weight_blocks(config: RunConfig, block_rows: int = 512
-                          ) -> Iterator[tuple[slice, np.ndarray]]:
+@lru_cache(maxsize=1)
+def _reused_noise(noise_config: RunConfig) -> tuple[np.ndarray, ...]:
+    arrays = draw_noise(noise_config)
+    for array in arrays:
+        array.setflags(write=False)
+    return arrays
+
+
+def generate(config: RunConfig, reuse_noise: bool = False) -> Dataset:
+    r"""Draw the training set (with label noise), an independent clean test set, and nu.
+
+    ``reuse_noise``: keep the last noise draw in this process and reuse it while only
+    :math:`\|\mu\|`, :math:`\rho` or the training settings change (same numbers)."""
+    m = config.model
+    if reuse_noise:
+        train, test, flipped = (array.copy() for array in _reused_noise(noise_config(config)))
+    else:
+        train, test, flipped = draw_noise(config)
+    y_clean = balanced_labels(m.n)
+    y_test = balanced_labels(config.recording.test_size)
+    mu_plus, mu_minus = signal_vectors(m)
+    return Dataset(
+        X_train=add_signals(train, y_clean, m),
+        y_train=np.where(flipped, -y_clean, y_clean),
+        y_clean=y_clean,
+        X_test=add_signals(test, y_test, m),
+        y_test=y_test,
+        nu=head_vector(m),
+        groups=position_groups(m),
+        mu_plus=mu_plus,
+        mu_minus=mu_minus,
+    )
+
+
+def noise_config(config: RunConfig) -> RunConfig:
+    """``config`` with every field the noise does not depend on at its default (cache key)."""
+    m = config.model
+    return RunConfig.build(
+        seed=config.seed,
+        d=m.d,
+        n=m.n,
+        T=m.T,
+        sigma_eps=m.sigma_eps,
+        test_size=config.recording.test_size,
+        eta=m.eta,
+        flip=m.flip,
+    )
+
+
+def initial_weight_blocks(
+    config: RunConfig, block_rows: int = 512
+) -> Iterator[tuple[slice, np.ndarray]]:
     """Rows of :math:`W(0)` in blocks, drawn from the ``init`` stream in row order.
 
-    Drawing block by block consumes the stream exactly as one (d, d) draw does, so
-    the reduced engine never needs the whole d x d matrix in memory while the dense
-    engine (which concatenates the blocks) sees the identical matrix.
+    Drawing block by block consumes the stream exactly as one (d, d) draw does, so the
+    reduced engine never holds the whole d x d matrix while the dense engine (which
+    concatenates the blocks) sees the identical matrix.
     """
     rng = random_streams(config.seed)["init"]
-    scale = config.init_half_width
-    for start in range(0, config.d, block_rows):
-        stop = min(start + block_rows, config.d)
-        if config.init == "uniform":
-            block = rng.uniform(-scale, scale, size=(stop - start, config.d))
+    d, scale = config.model.d, config.init_scale
+    for start in range(0, d, block_rows):
+        stop = min(start + block_rows, d)
+        if config.training.init == "uniform":
+            block = rng.uniform(-scale, scale, size=(stop - start, d))
         else:
-            block = scale * rng.standard_normal((stop - start, config.d))
+            block = scale * rng.standard_normal((stop - start, d))
         yield slice(start, stop), block
 
 
 def initial_weights(config: RunConfig) -> np.ndarray:
     """The full :math:`W(0)` (d x d)."""
-    W0 = np.empty((config.d, config.d))
+    W0 = np.empty((config.model.d, config.model.d))
     for rows, block in initial_weight_blocks(config):
         W0[rows] = block
     return W0
 
 
-# -- external data ----------------------------------------------------------------
+# -- external data ---------------------------------------------------------------------
 
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise ConfigError(message)
+REQUIRED_ARRAYS = ("X_train", "y_train", "X_test", "y_test")
 
 
-def load_npz(path: str | Path, config: RunConfig) -> tuple[Dataset, np.ndarray | None]:
-    """Load external data so another implementation can be compared on identical inputs.
-
-    Arrays: ``X_train`` (n, T, d), ``y_train`` (n,), optional ``y_clean`` (n,),
-    ``X_test`` (m, T, d), ``y_test`` (m,), optional ``W0`` (d, d) in the paper's
-    convention (logits :math:`= X W_0^\\top p`), optional ``nu`` (d,). Token groups
-    follow ``config``'s group sizes; ``config`` must agree with the arrays' n, T, d.
-    Returns the dataset and ``W0`` (or ``None``: then ``config`` draws it).
-    """
+def read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` archive; any problem reading it is an
+    :class:`~theory.validation.InvalidParameter` naming ``data_from``."""
+    shown = str(path)
     path = Path(path)
-    _require(path.is_file(), f"data_from={str(path)!r} is invalid: no such file")
-    with np.load(path, allow_pickle=False) as archive:
-        arrays = {key: np.asarray(archive[key]) for key in archive.files}
-    for key in ("X_train", "y_train", "X_test", "y_test"):
-        _require(key in arrays, f"data_from={str(path)!r} lacks required array {key!r}")
-    X_train = arrays["X_train"].astype(np.float64)
-    X_test = arrays["X_test"].astype(np.float64)
-    _require(X_train.ndim == 3, f"X_train has shape {X_train.shape}: allowed (n, T, d)")
-    n, T, d = X_train.shape
-    _require(X_test.ndim == 3 and X_test.shape[1:] == (T, d),
-             f"X_test has shape {X_test.shape}: allowed (m, {T}, {d})")
-    _require((config.n, config.T, config.d) == (n, T, d),
-             f"config (n, T, d) = {(config.n, config.T, config.d)} does not match "
-             f"X_train's {(n, T, d)}")
+    require(path.exists(), "data_from", shown, "an existing .npz file (no such file)")
+    require(path.is_file(), "data_from", shown, "an .npz file (this is a directory)")
+    with open(path, "rb") as stream:
+        magic = stream.read(6)
+    require(
+        magic != b"\x93NUMPY",
+        "data_from",
+        shown,
+        "an .npz archive (this is a single .npy array; save with numpy.savez)",
+    )
+    require(
+        magic[:4] == b"PK\x03\x04",
+        "data_from",
+        shown,
+        "an .npz archive written by numpy.savez (this file is not a zip archive)",
+    )
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise InvalidParameter(
+                "data_from",
+                shown,
+                "an .npz archive (this is a single .npy array; save with numpy.savez)",
+            )
+        with loaded as archive:
+            return {key: np.asarray(archive[key]) for key in archive.files}
+    except InvalidParameter:
+        raise
+    except ValueError as error:
+        if "pickle" in str(error).lower():
+            raise InvalidParameter(
+                "data_from",
+                shown,
+                "an .npz archive of numeric arrays (it holds object arrays, which are not loaded)",
+            ) from None
+        raise InvalidParameter(
+            "data_from", shown, f"an .npz archive readable by numpy.load ({error})"
+        ) from None
+    except (OSError, EOFError, zipfile.BadZipFile) as error:
+        raise InvalidParameter(
+            "data_from", shown, f"a readable .npz archive ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _array(arrays: dict[str, np.ndarray], key: str, ndim: int, shape_text: str) -> np.ndarray:
+    value = arrays[key]
+    require(
+        value.dtype.kind in "biuf", f"data_from:{key}", f"dtype {value.dtype}", "a numeric array"
+    )
+    require(
+        value.ndim == ndim,
+        f"data_from:{key}",
+        f"shape {value.shape}",
+        f"an array of shape {shape_text}",
+    )
+    require(
+        bool(np.all(np.isfinite(value))),
+        f"data_from:{key}",
+        "non-finite entries",
+        "finite numbers only",
+    )
+    return value
+
+
+def npz_shape(arrays: dict[str, np.ndarray]) -> tuple[int, int, int, int]:
+    """``(n, T, d, test_size)`` of external data, after checking the arrays' presence,
+    types and shapes (every problem is an :class:`~theory.validation.InvalidParameter`)."""
+    for key in REQUIRED_ARRAYS:
+        require(
+            key in arrays,
+            "data_from",
+            f"arrays {sorted(arrays)}",
+            f"an archive holding {', '.join(REQUIRED_ARRAYS)} (missing {key})",
+        )
+    n, T, d = _array(arrays, "X_train", 3, "(n, T, d)").shape
+    test = _array(arrays, "X_test", 3, f"(m, {T}, {d})")
+    require(
+        test.shape[1:] == (T, d),
+        "data_from:X_test",
+        f"shape {test.shape}",
+        f"an array of shape (m, {T}, {d})",
+    )
+    return int(n), int(T), int(d), int(test.shape[0])
+
+
+def dataset_from_arrays(
+    arrays: dict[str, np.ndarray], config: RunConfig, source: str
+) -> tuple[Dataset, np.ndarray | None]:
+    """External data as a :class:`Dataset` (token groups from ``config``) and ``W0`` or
+    ``None``. ``config``'s (n, T, d, test_size) must be the arrays' (:func:`npz_shape`)."""
+    n, T, d, m = npz_shape(arrays)
 
     def labels(key: str, count: int) -> np.ndarray:
-        values = arrays[key]
-        _require(values.shape == (count,), f"{key} has shape {values.shape}: allowed ({count},)")
-        _require(bool(np.all(np.isin(values, (-1, 1)))), f"{key} must hold only -1 and +1")
+        values = _array(arrays, key, 1, f"({count},)")
+        require(
+            values.shape == (count,),
+            f"data_from:{key}",
+            f"shape {values.shape}",
+            f"an array of shape ({count},)",
+        )
+        require(
+            bool(np.all(np.isin(values, (-1, 1)))),
+            f"data_from:{key}",
+            "other values",
+            "labels -1 and +1 only",
+        )
         return values.astype(np.int64)
 
-    y_train = labels("y_train", n)
-    y_test = labels("y_test", X_test.shape[0])
-    y_clean = labels("y_clean", n) if "y_clean" in arrays else None
     nu = arrays.get("nu")
-    if nu is None:
-        nu = head_vector(config)
-    _require(nu.shape == (d,), f"nu has shape {nu.shape}: allowed ({d},)")
+    nu = head_vector(config.model) if nu is None else _array(arrays, "nu", 1, f"({d},)")
+    require(nu.shape == (d,), "data_from:nu", f"shape {nu.shape}", f"an array of shape ({d},)")
     W0 = arrays.get("W0")
     if W0 is not None:
-        _require(W0.shape == (d, d), f"W0 has shape {W0.shape}: allowed ({d}, {d})")
-        W0 = W0.astype(np.float64)
-    for key, value in (("X_train", X_train), ("X_test", X_test), ("nu", nu), ("W0", W0)):
-        _require(value is None or bool(np.all(np.isfinite(value))),
-                 f"{key} contains non-finite values")
-    dataset = Dataset(X_train=X_train, y_train=y_train, y_clean=y_clean, X_test=X_test,
-                      y_test=y_test, nu=nu.astype(np.float64), groups=token_groups(config))
+        W0 = np.asarray(_array(arrays, "W0", 2, f"({d}, {d})"), dtype=np.float64)
+        require(
+            W0.shape == (d, d), "data_from:W0", f"shape {W0.shape}", f"an array of shape ({d}, {d})"
+        )
+    dataset = Dataset(
+        X_train=np.asarray(arrays["X_train"], dtype=np.float64),
+        y_train=labels("y_train", n),
+        y_clean=labels("y_clean", n) if "y_clean" in arrays else None,
+        X_test=np.asarray(arrays["X_test"], dtype=np.float64),
+        y_test=labels("y_test", m),
+        nu=nu.astype(np.float64),
+        groups=position_groups(config.model),
+        source=source,
+    )
     return dataset, W0
 
 
 def save_npz(path: str | Path, dataset: Dataset, W0: np.ndarray | None = None) -> None:
-    """Write a dataset (and optionally W0) in the format :func:`load_npz` reads."""
-    arrays = {"X_train": dataset.X_train, "y_train": dataset.y_train, "X_test": dataset.X_test,
-              "y_test": dataset.y_test, "nu": dataset.nu}
+    """Write a dataset (and optionally W0) in the format :func:`read_npz` reads."""
+    arrays = {
+        "X_train": dataset.X_train,
+        "y_train": dataset.y_train,
+        "X_test": dataset.X_test,
+        "y_test": dataset.y_test,
+        "nu": dataset.nu,
+    }
     if dataset.y_clean is not None:
         arrays["y_clean"] = dataset.y_clean
     if W0 is not None:
         arrays["W0"] = W0
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     atomic_write_bytes(Path(path), buffer.getvalue())
+
+
+__all__ = [
+    "Dataset",
+    "GROUP_NAMES",
+    "RELEVANT",
+    "WEAK_ALIGNED",
+    "WEAK_OPPOSITE",
+    "IRRELEVANT",
+    "generate",
+    "draw_noise",
+    "noisy_mask",
+    "add_signals",
+    "signal_part",
+    "signal_vectors",
+    "head_vector",
+    "balanced_labels",
+    "position_groups",
+    "random_streams",
+    "initial_weights",
+    "initial_weight_blocks",
+    "read_npz",
+    "npz_shape",
+    "dataset_from_arrays",
+    "save_npz",
+]

@@ -13,7 +13,7 @@ with :math:`\ell(z) = \log(1 + e^{-z})`, :math:`\ell'(z) = -1/(1+e^{z})`.
 The stable form computes :math:`\gamma_{i,t} - f_i = \sum_u s_{i,u}(\gamma_{i,t} - \gamma_{i,u})`
 from the exact score differences, so that when one token's probability is within
 :math:`e^{-x}` of 1 the selected token's update keeps full relative accuracy; the naive
-form :math:`\gamma_t - \sum_u s_u\gamma_u` cancels catastrophically (spec 02). Both
+form :math:`\gamma_t - \sum_u s_u\gamma_u` cancels catastrophically. Both
 are proved equal to the SymPy derivation in ``tests/test_kernels.py``.
 
 The same code runs on float64 arrays and on NumPy object arrays of mpmath numbers
@@ -24,17 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
-import mpmath
 import numpy as np
-from scipy.special import expit
 
 
 @dataclass(frozen=True)
 class Arithmetic:
-    """Elementwise transcendental functions for one number type.
+    r"""Elementwise transcendental functions for one number type.
 
-    ``softplus(x)`` is :math:`\\log(1 + e^{x})`; ``expit(x)`` is :math:`1/(1+e^{-x})`.
+    ``softplus(x)`` is :math:`\log(1 + e^{x})`; ``expit(x)`` is :math:`1/(1+e^{-x})`.
     """
 
     name: str
@@ -44,33 +44,40 @@ class Arithmetic:
     asarray: Callable[[np.ndarray], np.ndarray]
 
 
+def _expit(x: np.ndarray) -> np.ndarray:
+    r""":math:`1/(1 + e^{-x}) = e^{-\mathrm{softplus}(-x)}`, accurate for every :math:`x`."""
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
 FLOAT64 = Arithmetic(
     name="float64",
     exp=np.exp,
-    expit=expit,
+    expit=_expit,
     softplus=lambda x: np.logaddexp(0.0, x),
     asarray=lambda x: np.asarray(x, dtype=np.float64),
 )
 
-_mp_exp = np.frompyfunc(mpmath.exp, 1, 1)
-_mp_expit = np.frompyfunc(lambda x: 1 / (1 + mpmath.exp(-x)), 1, 1)
-_mp_softplus = np.frompyfunc(lambda x: mpmath.log1p(mpmath.exp(x)), 1, 1)
-_mp_convert = np.frompyfunc(mpmath.mpf, 1, 1)
+
+@cache
+def mpmath_arithmetic() -> Arithmetic:
+    """mpmath numbers at the precision of the surrounding ``mpmath.workdps`` context
+    (mpmath is imported on first use)."""
+    import mpmath
+
+    convert = np.frompyfunc(mpmath.mpf, 1, 1)
+    return Arithmetic(
+        name="mpmath",
+        exp=np.frompyfunc(mpmath.exp, 1, 1),
+        expit=np.frompyfunc(lambda x: 1 / (1 + mpmath.exp(-x)), 1, 1),
+        softplus=np.frompyfunc(lambda x: mpmath.log1p(mpmath.exp(x)), 1, 1),
+        asarray=lambda values: np.asarray(convert(np.asarray(values, dtype=object)), dtype=object),
+    )
 
 
-def _mp_array(values) -> np.ndarray:
-    """An object array of mpf (at the current working precision) from numbers."""
-    return np.asarray(_mp_convert(np.asarray(values, dtype=object)), dtype=object)
-
-
-#: mpmath numbers at the precision of the surrounding ``mpmath.workdps`` context.
-MPMATH = Arithmetic(
-    name="mpmath",
-    exp=_mp_exp,
-    expit=_mp_expit,
-    softplus=_mp_softplus,
-    asarray=_mp_array,
-)
+def __getattr__(name: str) -> Any:
+    if name == "MPMATH":  # the mpmath arithmetic, built (and mpmath imported) on first use
+        return mpmath_arithmetic()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def softmax(logits: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> np.ndarray:
@@ -82,8 +89,9 @@ def softmax(logits: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> np.ndarray:
 
 
 def score_differences(scores: np.ndarray) -> np.ndarray:
-    r""":math:`\Delta_{i,t,u} = \gamma_{i,t} - \gamma_{i,u}`, shape (n, T, T), fixed in training."""
-    return scores[:, :, None] - scores[:, None, :]
+    r""":math:`\Delta_{i,t,u} = \gamma_{i,t} - \gamma_{i,u}`, shape (..., n, T, T), fixed in
+    training."""
+    return scores[..., :, None] - scores[..., None, :]
 
 
 def logistic_loss(margins: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> np.ndarray:
@@ -106,24 +114,31 @@ class KernelOutput:
     logit_gradient: np.ndarray  # h = dL/da, (n, T)
 
 
-def logit_gradient(logits: np.ndarray, scores: np.ndarray, differences: np.ndarray,
-                   labels: np.ndarray, arithmetic: Arithmetic = FLOAT64) -> KernelOutput:
+def logit_gradient(
+    logits: np.ndarray,
+    scores: np.ndarray,
+    differences: np.ndarray,
+    labels: np.ndarray,
+    arithmetic: Arithmetic = FLOAT64,
+) -> KernelOutput:
     r"""Cancellation-free :math:`h_{i,t} = \tfrac1n \ell'(y_i f_i) y_i s_{i,t}
     \sum_u s_{i,u} (\gamma_{i,t} - \gamma_{i,u})`.
 
-    ``differences`` is :func:`score_differences` of ``scores`` (precomputed once).
+    ``differences`` is :func:`score_differences` of ``scores`` (precomputed once). Arrays may
+    carry leading batch axes (independent runs): logits (..., n, T), labels (..., n).
     """
-    n = logits.shape[0]
+    n = logits.shape[-2]
     s = softmax(logits, arithmetic)
     f = (s * scores).sum(axis=-1)
-    centred = (s[:, None, :] * differences).sum(axis=-1)  # gamma_t - f, without cancellation
+    centred = (differences @ s[..., None])[..., 0]  # gamma_t - f, without cancellation
     margins = labels * f
     slope = logistic_derivative(margins, arithmetic) * labels / n
-    return KernelOutput(s, f, margins, slope[:, None] * s * centred)
+    return KernelOutput(s, f, margins, slope[..., None] * s * centred)
 
 
-def naive_logit_gradient(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray,
-                         dtype: type = np.float64) -> np.ndarray:
+def naive_logit_gradient(
+    logits: np.ndarray, scores: np.ndarray, labels: np.ndarray, dtype: type = np.float64
+) -> np.ndarray:
     r"""The textbook form :math:`h_t = \tfrac1n \ell'(yf) y s_t (\gamma_t - f)` with
     :math:`f = \sum_u s_u\gamma_u`, in ``dtype`` (float32 as in the public PyTorch code).
 

@@ -1,20 +1,21 @@
-"""Observables computed from logits: probabilities, outputs, loss, accuracy, selection, gaps.
+r"""Observables computed from logits: probabilities, outputs, loss, accuracy, selection, gaps.
 
 Attention gaps (Definition 4.4 of the paper, in this package's own reading, since
 the paper's exact definition is not available):
 
-* clean sample :math:`i`: :math:`\\Lambda_{i,t} = \\max_{r \\in R} a_{i,r} - a_{i,t}`
-  for every token :math:`t \\notin R` (how far the relevant token leads);
-* noisy sample :math:`j`: :math:`\\Gamma_{j,u} = \\max_{w \\in W_{-y^*}} a_{j,w} - a_{j,u}`
-  for every :math:`u \\notin W_{-y^*}` (how far the token whose score sign matches the
+* clean sample :math:`i`: :math:`\Lambda_{i,t} = \max_{r \in R} a_{i,r} - a_{i,t}`
+  for every token :math:`t \notin R` (how far the relevant token leads);
+* noisy sample :math:`j`: :math:`\Gamma_{j,u} = \max_{w \in W_{-y^*}} a_{j,w} - a_{j,u}`
+  for every :math:`u \notin W_{-y^*}` (how far the token whose score sign matches the
   flipped label leads).
 
-With one token per group these are exactly :math:`\\langle x_R - x_t, q\\rangle` and
-:math:`\\langle x_{W_-} - x_u, q\\rangle`.
+With one token per group these are exactly :math:`\langle x_R - x_t, q\rangle` and
+:math:`\langle x_{W_-} - x_u, q\rangle`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,10 +23,20 @@ import numpy as np
 from verify.sim.data import RELEVANT, WEAK_OPPOSITE
 from verify.sim.kernels import logistic_loss, softmax
 
+#: History columns of the population test metrics (:mod:`verify.sim.population`).
+POPULATION_COLUMNS = (
+    "population_test_accuracy",
+    "population_test_loss",
+    "population_test_selects_relevant",
+    "population_test_accuracy_error",
+    "population_test_loss_error",
+    "population_test_selects_relevant_error",
+)
+
 
 @dataclass(frozen=True)
-class Evaluation:
-    """Model outputs on one split."""
+class SplitMetrics:
+    """Model outputs and metrics on one split (training or test)."""
 
     probabilities: np.ndarray  # (m, T)
     outputs: np.ndarray  # f, (m,)
@@ -34,19 +45,25 @@ class Evaluation:
     selected: np.ndarray  # argmax token, (m,)
 
 
-def evaluate(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> Evaluation:
+def split_metrics(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> SplitMetrics:
     r"""Mean logistic loss :math:`\frac1m\sum\ell(y f)` and accuracy of
     :math:`\mathrm{sign}(f)` (a tie :math:`f = 0` counts as wrong)."""
     logits = np.asarray(logits, dtype=np.float64)
     if logits.shape[0] == 0:
         empty = np.zeros((0,))
-        return Evaluation(np.zeros(logits.shape), empty, float("nan"), float("nan"),
-                          empty.astype(int))
+        return SplitMetrics(
+            np.zeros(logits.shape), empty, float("nan"), float("nan"), empty.astype(int)
+        )
     s = softmax(logits)
     f = (s * scores).sum(axis=-1)
     margins = labels * f
-    return Evaluation(probabilities=s, outputs=f, loss=float(np.mean(logistic_loss(margins))),
-                      accuracy=float(np.mean(margins > 0)), selected=np.argmax(logits, axis=-1))
+    return SplitMetrics(
+        probabilities=s,
+        outputs=f,
+        loss=float(np.mean(logistic_loss(margins))),
+        accuracy=float(np.mean(margins > 0)),
+        selected=np.argmax(logits, axis=-1),
+    )
 
 
 def leading_gaps(logits: np.ndarray, groups: np.ndarray, leader_group: int) -> np.ndarray:
@@ -71,26 +88,33 @@ def attention_gaps(logits: np.ndarray, groups: np.ndarray, noisy: np.ndarray) ->
     return gaps
 
 
-def relevant_saturation(logits: np.ndarray, groups: np.ndarray) -> np.ndarray:
+def relevant_saturation(probabilities: np.ndarray, groups: np.ndarray) -> np.ndarray:
     r""":math:`s_R (1 - s_R)` with :math:`s_R` the probability on the relevant group and
     :math:`1 - s_R` summed over the other tokens (no cancellation) (Figure 2)."""
-    s = softmax(np.asarray(logits, dtype=np.float64))
-    relevant = s[:, groups == RELEVANT].sum(axis=-1)
-    rest = s[:, groups != RELEVANT].sum(axis=-1)
+    relevant = probabilities[:, groups == RELEVANT].sum(axis=-1)
+    rest = probabilities[:, groups != RELEVANT].sum(axis=-1)
     return relevant * rest
 
 
-def query_components(q: np.ndarray, mu_plus: np.ndarray | None,
-                     mu_minus: np.ndarray | None) -> dict[str, float]:
-    r"""Split of :math:`q`: :math:`\langle q, \mu_{\pm1}\rangle/\|\mu\|` (signal learning) and
-    the norm of the rest :math:`\|q_\perp\|` (memorisation of training noise)."""
-    q_norm = float(np.linalg.norm(q))
-    if mu_plus is None or mu_minus is None:
-        return {"q_norm": q_norm, "q_signal_plus": float("nan"),
-                "q_signal_minus": float("nan"), "q_orthogonal_norm": float("nan")}
-    basis = np.stack([mu_plus / np.linalg.norm(mu_plus), mu_minus / np.linalg.norm(mu_minus)])
-    coefficients = basis @ q
-    orthogonal = q - coefficients @ basis
-    return {"q_norm": q_norm, "q_signal_plus": float(coefficients[0]),
-            "q_signal_minus": float(coefficients[1]),
-            "q_orthogonal_norm": float(np.linalg.norm(orthogonal))}
+def query_components(
+    q_sq: float, q_signal: np.ndarray, has_signal: bool = True
+) -> dict[str, float]:
+    r"""Split of :math:`q` from its moments: :math:`\langle q, \mu_{\pm1}\rangle/\|\mu\|`
+    (signal learning; the signals lie along :math:`e_1, e_2`) and the norm of the rest
+    :math:`\|q_\perp\| = (\|q\|^2 - q_1^2 - q_2^2)^{1/2}` (memorisation of training
+    noise); NaN for the split when the data carry no known signal directions."""
+    q_norm = math.sqrt(q_sq)
+    if not has_signal:
+        return {
+            "q_norm": q_norm,
+            "q_signal_plus": math.nan,
+            "q_signal_minus": math.nan,
+            "q_orthogonal_norm": math.nan,
+        }
+    plus, minus = float(q_signal[0]), float(q_signal[1])
+    return {
+        "q_norm": q_norm,
+        "q_signal_plus": plus,
+        "q_signal_minus": minus,
+        "q_orthogonal_norm": math.sqrt(max(q_sq - plus * plus - minus * minus, 0.0)),
+    }

@@ -1,59 +1,137 @@
-"""Write a run's results to a directory: config.json, summary.json, history.csv,
-attention.csv, gaps.csv, each atomically."""
+r"""A run's files: ``config.json``, ``summary.json``, ``history.csv``, ``attention.csv`` and
+``gaps.csv``.
+
+While the run goes on, each log point's history row is appended to
+``history.partial.csv`` and flushed, so a run killed outright keeps everything up to its
+last log point; when the run ends (completed, interrupted or failed) every file is
+written atomically and the partial file is removed.
+
+Tables are tidy, one row per log point and sample: ``attention.csv`` has the attention
+probability of each token position (columns ``p_t<t>_<group>``), ``gaps.csv`` the gap
+of the sample's leader over each token (``gap_t<t>_<group>``; nan at the leader's own
+tokens): :math:`\Lambda` for clean samples (leader R), :math:`\Gamma` for noisy ones
+(leader :math:`W_-`).
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verify.output.files import atomic_write_csv, atomic_write_json
+from theory.data_model import GROUP_NAMES
+from verify.output.files import atomic_write_json, atomic_write_text, numeric_csv
 from verify.output.provenance import provenance
-from verify.sim.data import GROUP_NAMES
 from verify.sim.simulate import RunResult
 
-
-def run_record(result: RunResult, data_source: str = "generated") -> dict[str, Any]:
-    """Full configuration, seed, data source and versions."""
-    return {"config": result.config.to_dict(), "seed": result.config.seed,
-            "data_source": data_source, "provenance": provenance()}
+PARTIAL_HISTORY = "history.partial.csv"
+RUN_FILES = ("config.json", "summary.json", "history.csv", "attention.csv", "gaps.csv")
 
 
-def _attention_rows(result: RunResult):
-    groups = [GROUP_NAMES[g] for g in result.data.groups]
-    for split, arrays in (("train", result.train_probabilities),
-                          ("test", result.test_probabilities)):
+def token_columns(result: RunResult, prefix: str) -> list[str]:
+    return [f"{prefix}_t{t}_{GROUP_NAMES[g]}" for t, g in enumerate(result.data.groups)]
+
+
+def run_record(result: RunResult) -> dict[str, Any]:
+    """Full configuration, seed, data source and provenance."""
+    return {
+        "config": result.config.to_dict(),
+        "seed": result.config.seed,
+        "data_source": result.data.source,
+        "provenance": provenance(),
+    }
+
+
+def attention_table(result: RunResult) -> str:
+    """``step, split, sample, p_t0_<g>, ...``: training samples, then the first test ones."""
+    blocks, prefixes = [], []
+    for split, arrays in (
+        ("train", result.train_probabilities),
+        ("test", result.test_probabilities),
+    ):
         for step, probabilities in zip(result.steps, arrays, strict=True):
-            for sample, row in enumerate(probabilities):
-                for token, probability in enumerate(row):
-                    yield (step, split, sample, token, groups[token], probability)
+            blocks.append(probabilities)
+            prefixes += [f"{step:.17g},{split},{i}," for i in range(probabilities.shape[0])]
+    header = ["step", "split", "sample", *token_columns(result, "p")]
+    values = np.concatenate(blocks) if blocks else np.zeros((0, len(header) - 3))
+    return numeric_csv(header, prefixes, values)
 
 
-def _gap_rows(result: RunResult):
-    groups = [GROUP_NAMES[g] for g in result.data.groups]
-    noisy = result.data.noisy
-    for step, gaps in zip(result.steps, result.gaps, strict=True):
-        for sample, row in enumerate(gaps):
-            kind = "noisy" if noisy[sample] else "clean"
-            for token, gap in enumerate(row):
-                if not np.isnan(gap):
-                    yield (step, sample, kind, token, groups[token], gap)
+def gap_table(result: RunResult) -> str:
+    """``step, sample, kind, gap_t0_<g>, ...`` (kind: clean or noisy)."""
+    kinds = np.where(result.data.noisy, "noisy", "clean")
+    prefixes = [
+        f"{step:.17g},{i},{kinds[i]}," for step in result.steps for i in range(result.data.n)
+    ]
+    header = ["step", "sample", "kind", *token_columns(result, "gap")]
+    values = np.concatenate(result.gaps) if result.gaps else np.zeros((0, len(header) - 3))
+    return numeric_csv(header, prefixes, values)
 
 
-def write_run(result: RunResult, out_dir: str | Path, data_source: str = "generated") -> Path:
-    """Write all result files of ``result`` into ``out_dir`` (created if needed)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "config.json", run_record(result, data_source))
-    atomic_write_json(out / "summary.json", result.summary())
-    if result.history:
-        header = list(result.history[0])
-        atomic_write_csv(out / "history.csv", header,
-                         ([row[key] for key in header] for row in result.history))
-    atomic_write_csv(out / "attention.csv",
-                     ["step", "split", "sample", "token", "group", "probability"],
-                     _attention_rows(result))
-    atomic_write_csv(out / "gaps.csv", ["step", "sample", "kind", "token", "group", "gap"],
-                     _gap_rows(result))
-    return out
+class RunWriter:
+    """Streams a run's history into ``out`` and writes all its files at the end."""
+
+    def __init__(self, out: str | Path):
+        self.out = Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._partial = self.out / PARTIAL_HISTORY
+        self._stream: Any = None
+        self._writer: Any = None
+
+    def append(self, row: dict[str, float]) -> None:
+        """One history row, appended and flushed."""
+        if self._stream is None:
+            self._stream = open(self._partial, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            self._writer = csv.writer(self._stream, lineterminator="\n")
+            self._writer.writerow(list(row))
+        self._writer.writerow([f"{value:.17g}" for value in row.values()])
+        self._stream.flush()
+
+    def finish(self, result: RunResult) -> Path:
+        """Write every file atomically, then remove the partial history."""
+        self.close()
+        atomic_write_json(self.out / "config.json", run_record(result))
+        atomic_write_json(self.out / "summary.json", result.summary())
+        if result.history:
+            header = list(result.history[0])
+            values = np.array([[row[key] for key in header] for row in result.history])
+            atomic_write_text(
+                self.out / "history.csv", numeric_csv(header, [""] * len(values), values)
+            )
+        atomic_write_text(self.out / "attention.csv", attention_table(result))
+        atomic_write_text(self.out / "gaps.csv", gap_table(result))
+        self._partial.unlink(missing_ok=True)
+        return self.out
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+
+def write_run(result: RunResult, out: str | Path) -> Path:
+    """Write all result files of a finished ``result`` into ``out`` (created if needed)."""
+    return RunWriter(out).finish(result)
+
+
+def read_history(path: str | Path) -> dict[str, np.ndarray]:
+    """Columns of a ``history.csv`` (or ``history.partial.csv``) as float arrays."""
+    text = Path(path).read_text(encoding="utf-8")
+    header = text.split("\n", 1)[0].split(",")
+    values = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
+    return {name: values[:, i] for i, name in enumerate(header)}
+
+
+__all__ = [
+    "RunWriter",
+    "write_run",
+    "run_record",
+    "read_history",
+    "attention_table",
+    "gap_table",
+    "RUN_FILES",
+    "PARTIAL_HISTORY",
+]

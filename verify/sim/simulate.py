@@ -1,46 +1,75 @@
-"""Run one configuration and record its trajectory (spec 02, "What the simulator records")."""
+r"""Run one configuration and record its trajectory at the log points.
+
+A run ends in one of three states (:class:`RunStatus`): ``completed``; ``interrupted``
+(Ctrl-C or SIGTERM), keeping every finished log point; or ``failed``, when a logit or a
+recorded quantity turns non-finite, with the step and the quantity named. A run that
+completes but leaves the regime the theory describes carries warnings: an invariant
+:math:`WW^\top - pp^\top` that drifted by more than 1% of :math:`\|W_0W_0^\top\|_F`
+(GD far from gradient flow), or a step size above assumption A5's bound.
+"""
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from verify.sim.config import RunConfig
-from verify.sim.data import Dataset, generate
-from verify.sim.engines import Engine, NonFiniteError, make_engine
+from theory.stability import max_stable_step
+from verify.interrupts import exit_status, reason
+from verify.sim.config import FLOW_ENGINES, RunConfig
+from verify.sim.data import Dataset
+from verify.sim.engines import Engine, NonFiniteError, draw_data, make_engine
 from verify.sim.observables import (
+    POPULATION_COLUMNS,
     attention_gaps,
-    evaluate,
     query_components,
     relevant_saturation,
+    split_metrics,
 )
+
+if TYPE_CHECKING:
+    from verify.sim.dfree_data import ReducedData
+
+#: Invariant drift :math:`\|(WW^\top - pp^\top) - W_0W_0^\top\|_F`, relative to
+#: :math:`\|W_0W_0^\top\|_F`, above which a GD run is flagged as far from gradient flow.
+DRIFT_WARNING = 1e-2
+
+
+class RunStatus(StrEnum):
+    COMPLETED = "completed"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
 
 
 def logging_steps(config: RunConfig) -> np.ndarray:
     """Sorted unique steps to record: 0, every ``linear_log_interval`` steps,
     ``log_geometric`` geometrically spaced steps, and the last step."""
-    steps = float(config.steps)
+    steps = float(config.training.steps)
     interval = float(config.linear_log_interval)
     linear = interval * np.arange(0, math.floor(steps / interval) + 1, dtype=np.float64)
-    geometric = np.unique(np.floor(np.geomspace(1.0, max(steps, 1.0), config.log_geometric))) \
-        if config.log_geometric and steps >= 1 else np.zeros(0)
+    count = config.recording.log_geometric
+    geometric = (
+        np.unique(np.floor(np.geomspace(1.0, max(steps, 1.0), count)))
+        if count and steps >= 1
+        else np.zeros(0)
+    )
     return np.unique(np.concatenate([[0.0, steps], linear, geometric]))
 
 
 @dataclass
 class RunResult:
-    """Everything recorded at the logged steps, plus a summary.
+    """Everything recorded at the log points, plus how the run ended.
 
-    Arrays are indexed [log point, sample, token]. ``status`` is ``completed``,
-    ``interrupted`` or ``failed``; a run that did not complete keeps what it recorded.
+    Per-point arrays are indexed [log point, sample, token].
     """
 
     config: RunConfig
-    data: Dataset
+    data: Dataset | ReducedData
     steps: list[float] = field(default_factory=list)
     history: list[dict[str, float]] = field(default_factory=list)
     train_logits: list[np.ndarray] = field(default_factory=list)
@@ -48,8 +77,10 @@ class RunResult:
     test_probabilities: list[np.ndarray] = field(default_factory=list)
     gaps: list[np.ndarray] = field(default_factory=list)
     final_test_logits: np.ndarray | None = None
-    status: str = "completed"
+    status: RunStatus = RunStatus.COMPLETED
     message: str = ""
+    warnings: list[str] = field(default_factory=list)
+    signal: int | None = None  # the signal that interrupted the run (2 SIGINT, 15 SIGTERM)
     wall_seconds: float = 0.0
     solver_steps: int | None = None
 
@@ -59,81 +90,311 @@ class RunResult:
 
     def summary(self) -> dict[str, Any]:
         last = self.final
-        keys = ("train_accuracy", "test_accuracy", "train_loss", "test_loss",
-                "clean_fitted", "noisy_fitted", "p_norm", "invariant_drift")
+        keys = (
+            "train_accuracy",
+            "test_accuracy",
+            "population_test_accuracy",
+            "train_loss",
+            "test_loss",
+            "population_test_loss",
+            "clean_fitted",
+            "noisy_fitted",
+            "test_selects_relevant",
+            "population_test_selects_relevant",
+            "p_norm",
+            "invariant_drift",
+            "invariant_drift_relative",
+        )
         out: dict[str, Any] = {key: last.get(key, math.nan) for key in keys}
-        out.update({"steps": last.get("step", 0), "engine": self.config.engine,
-                    "wall_seconds": self.wall_seconds, "status": self.status,
-                    "message": self.message, "seed": self.config.seed})
+        out.update(
+            {
+                "steps": last.get("step", 0),
+                "engine": self.config.solver.engine,
+                "noisy_count": int(self.data.noisy.sum()),
+                "n": self.data.n,
+                "wall_seconds": self.wall_seconds,
+                "status": self.status.value,
+                "message": self.message,
+                "warnings": list(self.warnings),
+                "seed": self.config.seed,
+            }
+        )
         if self.solver_steps is not None:
             out["solver_steps"] = self.solver_steps
         return out
 
 
-def record(result: RunResult, engine: Engine) -> None:
-    """Append one log point's observables to ``result``."""
-    data, config = result.data, result.config
+def _mean(values: np.ndarray) -> float:
+    return float(np.mean(values)) if values.size else math.nan
+
+
+def _minimum(values: np.ndarray) -> float:
+    return float(np.min(values)) if values.size else math.nan
+
+
+class Observable(Protocol):
+    """What :func:`record` reads of an engine (a single engine, or one run of a batch)."""
+
+    @property
+    def steps_done(self) -> float: ...
+
+    @property
+    def invariant_scale(self) -> float: ...
+
+    def train_logits(self) -> np.ndarray: ...
+
+    def test_logits(self) -> np.ndarray: ...
+
+    def query_moments(self) -> tuple[float, np.ndarray]: ...
+
+    def snapshot(self) -> Any: ...
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]: ...
+
+
+@dataclass
+class Capture:
+    """One log point as captured during the run: the training-side row, the per-sample
+    arrays, and the engine's snapshot from which the test logits and the parameter norms
+    are evaluated later, many points at a time (see :meth:`Observable.evaluate`)."""
+
+    row: dict[str, float]
+    logits: np.ndarray
+    probabilities: np.ndarray
+    gaps: np.ndarray
+    snapshot: Any
+
+
+def population_row(
+    config: RunConfig, step: float, moments: tuple[float, np.ndarray], has_signal: bool
+) -> dict[str, float]:
+    """The population test metrics at this log point (``recording.population``: at every
+    point, at the final step only, or never; NaN where not computed)."""
+    when = config.recording.population
+    if not has_signal or when == "none" or (when == "final" and step != config.training.steps):
+        return dict.fromkeys(POPULATION_COLUMNS, math.nan)
+    from verify.sim.population import population_columns  # SciPy's special functions
+
+    return population_columns(config.model, *moments, has_signal=has_signal)
+
+
+def capture(result: RunResult, engine: Observable) -> Capture:
+    """The training-side observables of the engine's current state, and its snapshot."""
+    data = result.data
+    step = float(engine.steps_done)
     logits = np.asarray(engine.train_logits(), dtype=np.float64)
-    train = evaluate(logits, data.train_scores, data.y_train)
-    q = engine.query()
-    test_logits = engine.test_logits()
-    test = evaluate(test_logits, data.test_scores, data.y_test)
+    train = split_metrics(logits, data.train_scores, data.y_train)
     noisy = data.noisy
     gaps = attention_gaps(logits, data.groups, noisy)
-    sample_gap = np.nanmin(np.where(np.isnan(gaps), np.inf, gaps), axis=1)
+    sample_gap = np.min(np.where(np.isnan(gaps), np.inf, gaps), axis=1)
     margins = data.y_train * train.outputs
-    saturation = relevant_saturation(logits, data.groups)
+    saturation = relevant_saturation(train.probabilities, data.groups)
+    nan = math.nan
+    row = {
+        "step": step,
+        "time": result.config.training.alpha * step,
+        "train_loss": train.loss,
+        "train_accuracy": train.accuracy,
+        "test_loss": nan,
+        "test_accuracy": nan,
+        "clean_fitted": _mean(margins[~noisy] > 0),
+        "noisy_fitted": _mean(margins[noisy] > 0),
+        "clean_gap_min": _minimum(sample_gap[~noisy]),
+        "clean_gap_mean": _mean(sample_gap[~noisy]),
+        "noisy_gap_min": _minimum(sample_gap[noisy]),
+        "noisy_gap_mean": _mean(sample_gap[noisy]),
+        "saturation_clean_mean": _mean(saturation[~noisy]),
+        "saturation_noisy_mean": _mean(saturation[noisy]),
+        "test_selects_relevant": nan,
+        "p_norm": nan,
+        "weight_change_norm": nan,
+        "invariant_drift": nan,
+        "invariant_drift_relative": nan,
+    }
+    moments = engine.query_moments()
+    has_signal = data.mu_plus is not None
+    row.update(query_components(*moments, has_signal=has_signal))
+    row.update(population_row(result.config, step, moments, has_signal))
+    return Capture(row, logits, train.probabilities, gaps, engine.snapshot())
 
-    def mean(values: np.ndarray) -> float:
-        return float(np.mean(values)) if values.size else math.nan
 
-    def minimum(values: np.ndarray) -> float:
-        return float(np.min(values)) if values.size else math.nan
+def complete(
+    result: RunResult, captured: list[Capture], engine: Observable
+) -> list[dict[str, float]]:
+    """Evaluate the captured points' test logits and parameter norms (all at once), append
+    the points to ``result`` and return their completed rows."""
+    data = result.data
+    rows = []
+    for point, (test_logits, norms) in zip(
+        captured, engine.evaluate([point.snapshot for point in captured]), strict=True
+    ):
+        test = split_metrics(test_logits, data.test_scores, data.y_test)
+        row = point.row
+        row.update(
+            test_loss=test.loss,
+            test_accuracy=test.accuracy,
+            test_selects_relevant=_mean(data.groups[test.selected] == 0),
+            **norms,
+        )
+        row["invariant_drift_relative"] = norms["invariant_drift"] / engine.invariant_scale
+        result.steps.append(row["step"])
+        result.history.append(row)
+        result.train_logits.append(point.logits)
+        result.train_probabilities.append(point.probabilities)
+        result.test_probabilities.append(
+            test.probabilities[: result.config.recording.attention_test_samples]
+        )
+        result.gaps.append(point.gaps)
+        result.final_test_logits = test_logits
+        rows.append(row)
+    return rows
 
-    row = {"step": float(engine.steps_done), "time": config.alpha * float(engine.steps_done),
-           "train_loss": train.loss, "train_accuracy": train.accuracy,
-           "test_loss": test.loss, "test_accuracy": test.accuracy,
-           "clean_fitted": mean(margins[~noisy] > 0), "noisy_fitted": mean(margins[noisy] > 0),
-           "clean_gap_min": minimum(sample_gap[~noisy]), "clean_gap_mean": mean(sample_gap[~noisy]),
-           "noisy_gap_min": minimum(sample_gap[noisy]), "noisy_gap_mean": mean(sample_gap[noisy]),
-           "saturation_clean_mean": mean(saturation[~noisy]),
-           "saturation_noisy_mean": mean(saturation[noisy]),
-           "test_selects_relevant": mean(data.groups[test.selected] == 0)}
-    row.update(engine.parameter_norms())
-    row.update(query_components(q, data.mu_plus, data.mu_minus))
-    result.steps.append(float(engine.steps_done))
-    result.history.append(row)
-    result.train_logits.append(logits)
-    result.train_probabilities.append(train.probabilities)
-    result.test_probabilities.append(test.probabilities[: config.attention_test_samples])
-    result.gaps.append(gaps)
-    result.final_test_logits = test_logits
+
+def record(result: RunResult, engine: Observable) -> dict[str, float]:
+    """Append one log point's observables to ``result``; returns the history row."""
+    return complete(result, [capture(result, engine)], engine)[0]
 
 
-def simulate(config: RunConfig, data: Dataset | None = None, W0: np.ndarray | None = None,
-             progress: bool = False, engine: Engine | None = None) -> RunResult:
-    """Train ``config`` (on ``data`` if given, else generated from the seed), recording
-    at :func:`logging_steps`. Ctrl-C or a non-finite value ends the run early; the
-    result then keeps every finished log point and says why it stopped."""
+def check_row(row: dict[str, float], first: dict[str, float]) -> None:
+    """:class:`NonFiniteError` naming the first quantity that was finite at the first log
+    point and is not any more (quantities undefined from the start, such as the noisy
+    samples' gaps when no label is flipped, stay NaN without failing the run)."""
+    for key, value in row.items():
+        if not math.isfinite(value) and math.isfinite(first[key]):
+            raise NonFiniteError(
+                f"non-finite {key} ({value}) recorded at step "
+                f"{row['step']:g}: the run was stopped. Lower alpha."
+            )
+
+
+def health_warnings(config: RunConfig, row: dict[str, float], warned: set[str]) -> list[str]:
+    """New warnings for a recorded row: invariant drift above :data:`DRIFT_WARNING`
+    (GD engines) and, once, a step size above A5's bound."""
+    out = []
+    if "A5" not in warned:
+        warned.add("A5")
+        bound = max_stable_step(config.model, config.training)
+        if config.training.alpha > bound and config.solver.engine not in FLOW_ENGINES:
+            out.append(
+                f"alpha={config.training.alpha:g} exceeds assumption A5's bound "
+                f"{bound:.3g}: GD may not track gradient flow"
+            )
+    drift = row.get("invariant_drift_relative", 0.0)
+    flow = config.solver.engine in FLOW_ENGINES
+    if "drift" not in warned and not flow and drift > DRIFT_WARNING:
+        warned.add("drift")
+        out.append(
+            f"invariant drift reached {drift:.3g} x ||W0 W0^T|| at step {row['step']:g} "
+            f"(warning level {DRIFT_WARNING:g}): GD is far from gradient flow"
+        )
+    return out
+
+
+#: Seconds between evaluations of the captured log points (test logits and norms are
+#: evaluated many points at a time; a run killed outright loses at most this much).
+FLUSH_SECONDS = 1.0
+
+
+class Recorder:
+    """Captures log points as the run reaches them and completes them in batches: every
+    :data:`FLUSH_SECONDS`, at the end, and when the run stops early."""
+
+    def __init__(
+        self,
+        result: RunResult,
+        engine: Observable,
+        on_record: Callable[[dict[str, float]], None] | None,
+        on_warning: Callable[[str], None] | None,
+    ):
+        self.result, self.engine = result, engine
+        self.on_record, self.on_warning = on_record, on_warning
+        self.pending: list[Capture] = []
+        self.warned: set[str] = set()
+        self.flushed_at = time.perf_counter()
+
+    def capture(self) -> None:
+        self.pending.append(capture(self.result, self.engine))
+        if time.perf_counter() - self.flushed_at >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Complete the pending points; a non-finite quantity keeps the points up to the
+        failing one and raises :class:`NonFiniteError`."""
+        captured, self.pending = self.pending, []
+        self.flushed_at = time.perf_counter()
+        start = len(self.result.history)
+        for index, row in enumerate(complete(self.result, captured, self.engine)):
+            if self.on_record:
+                self.on_record(row)
+            try:
+                check_row(row, self.result.history[0])
+            except NonFiniteError:
+                truncate(self.result, start + index + 1)
+                raise
+            for warning in health_warnings(self.result.config, row, self.warned):
+                self.result.warnings.append(warning)
+                if self.on_warning:
+                    self.on_warning(warning)
+
+
+def truncate(result: RunResult, count: int) -> None:
+    """Keep the first ``count`` log points of ``result``."""
+    for name in (
+        "steps",
+        "history",
+        "train_logits",
+        "train_probabilities",
+        "test_probabilities",
+        "gaps",
+    ):
+        del getattr(result, name)[count:]
+
+
+def simulate(
+    config: RunConfig,
+    data: Dataset | ReducedData | None = None,
+    W0: np.ndarray | None = None,
+    progress: bool = False,
+    engine: Engine | None = None,
+    on_record: Callable[[dict[str, float]], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Train ``config`` (on ``data`` if given, else generated from the seed), recording at
+    :func:`logging_steps`. ``on_record(row)`` is called for each completed log point (to
+    stream the history), ``on_warning(text)`` for each warning. Ctrl-C, SIGTERM and a
+    non-finite value end the run early; the result keeps every finished log point and
+    says why."""
     started = time.perf_counter()
-    data = generate(config) if data is None else data
+    data = draw_data(config) if data is None else data
     result = RunResult(config=config, data=data)
+    recorder: Recorder | None = None
     bar = None
     try:
         engine = make_engine(config, data, W0) if engine is None else engine
+        recorder = Recorder(result, engine, on_record, on_warning)
         if progress:
             from tqdm.auto import tqdm
-            bar = tqdm(total=config.steps, unit="step", unit_scale=True, desc=config.engine,
-                       dynamic_ncols=True)
+
+            bar = tqdm(
+                total=config.training.steps,
+                unit="step",
+                unit_scale=True,
+                desc=config.solver.engine,
+                dynamic_ncols=True,
+            )
         for step in logging_steps(config):
             engine.advance_to(step)
-            record(result, engine)
+            recorder.capture()
             if bar is not None:
                 bar.update(step - bar.n)
-    except KeyboardInterrupt:
-        result.status, result.message = "interrupted", "stopped by the user (Ctrl-C)"
+        recorder.flush()
+    except KeyboardInterrupt as interrupt:
+        result.status, result.message = RunStatus.INTERRUPTED, reason(interrupt)
+        result.signal = exit_status(interrupt) - 128
+        _flush_quietly(recorder, result)
     except NonFiniteError as error:
-        result.status, result.message = "failed", str(error)
+        result.status, result.message = RunStatus.FAILED, str(error)
+        _flush_quietly(recorder, result)
     finally:
         if bar is not None:
             bar.close()
@@ -141,3 +402,18 @@ def simulate(config: RunConfig, data: Dataset | None = None, W0: np.ndarray | No
         result.solver_steps = engine.solver_steps
     result.wall_seconds = time.perf_counter() - started
     return result
+
+
+def _flush_quietly(recorder: Recorder | None, result: RunResult) -> None:
+    """After an early stop: complete what was captured (a second stop, or a non-finite
+    value in it, keeps what is complete)."""
+    if recorder is None or not recorder.pending:
+        return
+    try:
+        recorder.flush()
+    except (KeyboardInterrupt, NonFiniteError) as error:
+        if result.status is RunStatus.COMPLETED:
+            result.status, result.message = RunStatus.FAILED, str(error)
+
+
+__all__ = ["RunStatus", "RunResult", "simulate", "record", "logging_steps", "DRIFT_WARNING"]

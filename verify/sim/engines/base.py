@@ -1,22 +1,54 @@
-"""The interface every engine implements, and the shared set-up of the reduced coordinates."""
+r"""The engine interface, the one step loop, and the reduced set-up of a dataset.
+
+An engine owns the trained state and answers a few questions: the training logits, the
+query's moments :math:`(\|q\|^2, E^\top q)`, the query vector itself (where the engine
+has it), the parameter norms and the test logits. Time advances through
+:meth:`Engine.advance_to`, the single loop that drives every engine: it calls
+:meth:`Engine.step` (one GD step, or one adaptive step of the flow solver) until the
+requested step is reached, under a BLAS limit of one thread (the matrices of a step are
+small; several BLAS threads only contend for the cores).
+"""
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import numpy as np
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, initial_weight_blocks
-from verify.sim.kernels import FLOAT64, Arithmetic, KernelOutput, logit_gradient, score_differences
+from verify.sim.kernels import (
+    FLOAT64,
+    Arithmetic,
+    KernelOutput,
+    logit_gradient,
+    score_differences,
+)
+from verify.sim.statistics import ReducedSetup
+
+
+@dataclass
+class Event:
+    """The first time a scalar function of the training logits (n, T) turns positive,
+    located at full resolution: the GD step, or the flow time (in GD steps) found by
+    root-finding on the solver's dense output. ``at`` stays ``None`` until it happens."""
+
+    name: str
+    function: Callable[[np.ndarray], float]
+    at: float | None = None
 
 
 class NonFiniteError(FloatingPointError):
-    """A simulation produced a non-finite number; the run stops instead of going on silently."""
+    """A simulation produced a non-finite number; the run stops instead of going on."""
 
 
 def ensure_finite(values: np.ndarray, what: str, step: float) -> None:
+    """Raise :class:`NonFiniteError` naming ``what`` and ``step`` if any value is not finite."""
     if values.dtype != object and not np.all(np.isfinite(values)):
         raise NonFiniteError(
             f"non-finite {what} at step {step:g}: the run was stopped. Lower alpha, or use "
@@ -24,14 +56,26 @@ def ensure_finite(values: np.ndarray, what: str, step: float) -> None:
         )
 
 
-class Engine(ABC):
-    """One way of running full-batch GD (or its flow) on a dataset.
+@cache
+def _thread_controller() -> Any:
+    from threadpoolctl import ThreadpoolController
 
-    State is private to each engine; the runner only asks for logits, the query
-    :math:`q = W^\\top p`, parameter norms, and to advance to a given step.
-    """
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def single_blas_thread() -> Iterator[None]:
+    """Within the block, BLAS uses one thread (small matrix loops; threadpoolctl)."""
+    with _thread_controller().limit(limits=1, user_api="blas"):
+        yield
+
+
+class Engine(ABC):
+    """One way of running full-batch GD (or its flow) on a dataset."""
 
     name: str = "engine"
+    #: :math:`\|W_0 W_0^\top\|_F` (see :func:`verify.sim.statistics.conserved_scale`).
+    invariant_scale: float = 1.0
 
     def __init__(self, config: RunConfig, data: Dataset, arithmetic: Arithmetic = FLOAT64):
         self.config = config
@@ -41,17 +85,45 @@ class Engine(ABC):
         self.labels = arithmetic.asarray(data.y_train)
         self.scores = arithmetic.asarray(data.train_scores)
         self.differences = score_differences(self.scores)
+        self.events: list[Event] = []
+
+    def watch(self, name: str, function: Callable[[np.ndarray], float]) -> Event:
+        """Locate the first time ``function(training logits) > 0`` (see :class:`Event`)."""
+        event = Event(name, function)
+        self.events.append(event)
+        return event
+
+    def _check_events(self, logits: np.ndarray, step: float) -> None:
+        for event in self.events:
+            if event.at is None and event.function(logits) > 0:
+                event.at = step
 
     def kernel(self, logits: np.ndarray) -> KernelOutput:
         return logit_gradient(logits, self.scores, self.differences, self.labels, self.arithmetic)
 
-    @abstractmethod
     def advance_to(self, step: float) -> None:
-        """Run until ``step`` GD steps (time ``alpha * step`` for the flow) are done."""
+        """Run until ``step`` GD steps (flow time :math:`\\alpha\\,` ``step``) are done."""
+        if step < self.steps_done:
+            raise ValueError(
+                f"step={step:g} is invalid: the engine is at step "
+                f"{self.steps_done:g} and cannot go back"
+            )
+        with single_blas_thread():
+            while self.steps_done < step:
+                self.step(step)
+
+    @abstractmethod
+    def step(self, until: float) -> None:
+        """Advance by one step, ending at or before step ``until``."""
 
     @abstractmethod
     def train_logits(self) -> np.ndarray:
         """Logits :math:`a_{i,t} = x_{i,t}^\\top W^\\top p`, shape (n, T)."""
+
+    @abstractmethod
+    def query_moments(self) -> tuple[float, np.ndarray]:
+        r""":math:`\|q\|^2` and the signal coordinates :math:`(q_1, q_2)` of
+        :math:`q = W^\top p`."""
 
     @abstractmethod
     def query(self) -> np.ndarray:
@@ -59,43 +131,32 @@ class Engine(ABC):
 
     @abstractmethod
     def parameter_norms(self) -> dict[str, float]:
-        """``p_norm`` :math:`\\|p\\|`, ``weight_change_norm`` :math:`\\|W - W_0\\|_F` and
-        ``invariant_drift`` :math:`\\|(WW^\\top - pp^\\top) - W_0W_0^\\top\\|_F`."""
+        """``p_norm`` :math:`\\|p\\|`, ``weight_change_norm`` :math:`\\|W - W_0\\|_F`
+        and ``invariant_drift`` :math:`\\|(WW^\\top - pp^\\top) - W_0W_0^\\top\\|_F` (zero
+        under gradient flow; :math:`O(\\alpha^2)` a GD step)."""
 
     def test_logits(self) -> np.ndarray:
         return self.data.X_test @ self.query()
 
+    def snapshot(self) -> Any:
+        """What :meth:`evaluate` needs of the current state (here: its evaluation)."""
+        return self.test_logits(), self.parameter_norms()
 
-@dataclass(frozen=True)
-class ReducedCoordinates:
-    r"""Fixed matrices of the reduced parametrisation (spec 02).
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
+        """``(test logits, parameter norms)`` of each snapshot (engines that snapshot their
+        state evaluate many at once here)."""
+        return list(snapshots)
 
-    With :math:`B = [x_{i,t}] \in \mathbb{R}^{d\times N}`, :math:`V = W_0 B`,
-    :math:`K = V^\top V`, :math:`\mathrm{Gram} = B^\top B`, and
-    :math:`C = W_0^\top V`: by induction from :math:`p(0) = 0`,
-    :math:`p = V a`, :math:`W = W_0 + V M B^\top`, so
-    :math:`q = W^\top p = C a + B M^\top K a` and training logits are
-    :math:`B^\top q = K a + \mathrm{Gram} M^\top K a`.
-    """
 
-    B: np.ndarray
-    K: np.ndarray
-    gram: np.ndarray
-    C: np.ndarray
-
-    @classmethod
-    def build(cls, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-              block_rows: int = 512) -> ReducedCoordinates:
-        """One pass over :math:`W_0` in row blocks: :math:`O(d^2 N)` time, :math:`O(dN)` memory."""
-        B = np.ascontiguousarray(data.X_train.reshape(-1, data.d).T)
-        N = B.shape[1]
-        K = np.zeros((N, N))
-        C = np.zeros((data.d, N))
-        blocks = ((slice(r, min(r + block_rows, data.d)), W0[r:r + block_rows])
-                  for r in range(0, data.d, block_rows)) if W0 is not None \
-            else initial_weight_blocks(config, block_rows)
-        for _, block in blocks:
-            V_rows = block @ B
-            K += V_rows.T @ V_rows
-            C += block.T @ V_rows
-        return cls(B=B, K=K, gram=B.T @ B, C=C)
+def reduced_setup(
+    config: RunConfig, data: Dataset, W0: np.ndarray | None = None, block_rows: int = 512
+) -> ReducedSetup:
+    r"""The :class:`~verify.sim.statistics.ReducedSetup` of ``data``'s training tokens (all of
+    each token as the noise part, no separate signal) with :math:`W_0` given or drawn from
+    the seed in row blocks; the large products run with every BLAS thread."""
+    Z = np.ascontiguousarray(data.X_train.reshape(-1, data.d).T)
+    if W0 is not None:
+        blocks: Any = (W0[r : r + block_rows] for r in range(0, data.d, block_rows))
+    else:
+        blocks = (block for _, block in initial_weight_blocks(config, block_rows))
+    return ReducedSetup.build(Z, blocks)

@@ -1,11 +1,11 @@
-"""Literal float64 GD on the full :math:`W \\in \\mathbb{R}^{d\\times d}` and :math:`p`.
+r"""Literal float64 GD on the full :math:`W \in \mathbb{R}^{d\times d}` and :math:`p`.
 
 .. math::
 
-    a_{i,t} = x_{i,t}^\\top W^\\top p, \\quad G = \\sum_{i,t} h_{i,t} x_{i,t}, \\quad
-    p \\leftarrow p - \\alpha W G, \\quad W \\leftarrow W - \\alpha p G^\\top .
+    a_{i,t} = x_{i,t}^\top W^\top p, \quad G = \sum_{i,t} h_{i,t} x_{i,t}, \quad
+    p \leftarrow p - \alpha W G, \quad W \leftarrow W - \alpha p G^\top .
 
-The reference anyone can read against spec 01, section 1. :math:`O(d^2)` per step.
+The reference anyone can read against the model's definition. :math:`O(d^2)` per step.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from scipy.linalg.blas import dger
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, initial_weights
 from verify.sim.engines.base import Engine, ensure_finite
+from verify.sim.statistics import conserved_scale
 
 #: Above this dimension the O(d^3) invariant drift is not computed by the dense engine.
 DENSE_DRIFT_MAX_D = 1000
@@ -32,21 +33,21 @@ class DenseEngine(Engine):
         self.W = np.array(self.W0, order="C")
         self.p = np.zeros(data.d)
         self.tokens = data.X_train.reshape(-1, data.d)
+        squares = self.W0 * self.W0
+        self.invariant_scale = conserved_scale(
+            float(squares.mean()), float((squares**2).mean()), data.d
+        )
 
-    def step(self) -> None:
+    def step(self, until: float) -> None:
         logits = self.tokens @ (self.W.T @ self.p)
         ensure_finite(logits, "training logits", self.steps_done)
         h = self.kernel(logits.reshape(self.data.n, self.data.T)).logit_gradient.reshape(-1)
         G = self.tokens.T @ h
         grad_p = self.W @ G
         # W <- W - alpha p G^T, in place: on the Fortran view W^T this is W^T - alpha G p^T.
-        dger(-self.config.alpha, G, self.p, a=self.W.T, overwrite_a=True)
-        self.p -= self.config.alpha * grad_p
+        dger(-self.config.training.alpha, G, self.p, a=self.W.T, overwrite_a=True)
+        self.p -= self.config.training.alpha * grad_p
         self.steps_done += 1
-
-    def advance_to(self, step: float) -> None:
-        while self.steps_done < step:
-            self.step()
 
     def train_logits(self) -> np.ndarray:
         return (self.tokens @ self.query()).reshape(self.data.n, self.data.T)
@@ -54,12 +55,18 @@ class DenseEngine(Engine):
     def query(self) -> np.ndarray:
         return self.W.T @ self.p
 
+    def query_moments(self) -> tuple[float, np.ndarray]:
+        q = self.query()
+        return float(q @ q), q[:2].copy()
+
     def parameter_norms(self) -> dict[str, float]:
         """The drift is exact (:math:`O(d^3)`) for d <= DENSE_DRIFT_MAX_D, else NaN."""
         drift = math.nan
         if self.data.d <= DENSE_DRIFT_MAX_D:
             drift_matrix = self.W @ self.W.T - np.outer(self.p, self.p) - self.W0 @ self.W0.T
             drift = float(np.linalg.norm(drift_matrix))
-        return {"p_norm": float(np.linalg.norm(self.p)),
-                "weight_change_norm": float(np.linalg.norm(self.W - self.W0)),
-                "invariant_drift": drift}
+        return {
+            "p_norm": float(np.linalg.norm(self.p)),
+            "weight_change_norm": float(np.linalg.norm(self.W - self.W0)),
+            "invariant_drift": drift,
+        }

@@ -1,14 +1,14 @@
-"""Gradient flow in reduced coordinates, in logarithmic time, with an adaptive solver.
+r"""Gradient flow in reduced coordinates, in logarithmic time, with an adaptive solver.
 
-Gradient flow is the :math:`\\alpha \\to 0` limit of GD in time :math:`t = \\alpha k`
+Gradient flow is the :math:`\alpha \to 0` limit of GD in time :math:`t = \alpha k`
 (:math:`k` = GD steps):
 
 .. math::
 
-    \\dot a = -(h + M\\,\\mathrm{Gram}\\,h), \\qquad \\dot M = -a h^\\top .
+    \dot a = -(h + M\,\mathrm{Gram}\,h), \qquad \dot M = -a h^\top .
 
-Gaps grow like :math:`\\log t` and the loss decays like :math:`1/t`, so the flow is
-integrated in :math:`s = \\log(1 + t)`, where :math:`dy/ds = (1 + t)\\,\\dot y` stays
+Gaps grow like :math:`\log t` and the loss decays like :math:`1/t`, so the flow is
+integrated in :math:`s = \log(1 + t)`, where :math:`dy/ds = (1 + t)\,\dot y` stays
 of order one: an explicit high-order solver (DOP853) then reaches :math:`10^{12}` GD
 steps and far beyond in a few hundred solver steps. States between solver steps
 come from the solver's dense output.
@@ -23,19 +23,26 @@ from scipy.integrate import DOP853
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines.base import NonFiniteError, ReducedCoordinates, ensure_finite
+from verify.sim.engines.base import NonFiniteError, ensure_finite
 from verify.sim.engines.reduced import ReducedEngine
 from verify.sim.kernels import logit_gradient
+from verify.sim.statistics import ReducedSetup, Statistics
 
 
 class FlowEngine(ReducedEngine):
-    """Gradient flow; ``advance_to(k)`` moves to time :math:`t = \\alpha k`."""
+    r"""Gradient flow; ``advance_to(k)`` moves to time :math:`t = \alpha k`."""
 
     name = "flow"
 
-    def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-                 coordinates: ReducedCoordinates | None = None):
-        super().__init__(config, data, W0, coordinates)
+    def __init__(
+        self,
+        config: RunConfig,
+        data: Dataset,
+        W0: np.ndarray | None = None,
+        setup: ReducedSetup | None = None,
+        statistics: Statistics | None = None,
+    ):
+        super().__init__(config, data, W0, setup, statistics)
         self.solver_steps = 0
         self._solver: DOP853 | None = None
 
@@ -51,15 +58,16 @@ class FlowEngine(ReducedEngine):
         scores, differences, labels = self.scores, self.differences, self.labels
         n, T = self.data.n, self.data.T
         N = K.shape[0]
-        alpha = self.config.alpha
+        alpha = self.config.training.alpha
 
         def derivative(s: float, y: np.ndarray) -> np.ndarray:
             a, M = y[:N], y[N:].reshape(N, N)
             Ka = K @ a
             logits = Ka + gram @ (M.T @ Ka)
             ensure_finite(logits, "training logits", math.expm1(s) / alpha)
-            h = logit_gradient(logits.reshape(n, T), scores, differences,
-                               labels).logit_gradient.reshape(-1)
+            h = logit_gradient(
+                logits.reshape(n, T), scores, differences, labels
+            ).logit_gradient.reshape(-1)
             scale = math.exp(s)  # dt/ds = 1 + t
             out = np.empty_like(y)
             out[:N] = -scale * (h + M @ (gram @ h))
@@ -68,31 +76,76 @@ class FlowEngine(ReducedEngine):
 
         return derivative
 
-    def _make_solver(self, s_start: float, y_start: np.ndarray, s_end: float) -> DOP853:
-        return DOP853(self._derivative(), s_start, y_start, s_end,
-                      rtol=self.config.flow_rtol, atol=self.config.flow_atol)
-
-    def advance_to(self, step: float) -> None:
-        if step < self.steps_done:
-            raise ValueError(f"step={step} is invalid: the flow is at step {self.steps_done}, "
-                             "it cannot go back")
-        target = self.log_time(step, self.config.alpha)
+    def _solver_for(self, target: float) -> DOP853:
+        """The solver, created on first use with the run's horizon, or restarted from its
+        current state when ``target`` lies past the planned horizon."""
+        alpha = self.config.training.alpha
         if self._solver is None:
-            horizon = self.log_time(max(step, self.config.steps), self.config.alpha)
-            self._solver = self._make_solver(0.0, np.concatenate([self.a, self.M.reshape(-1)]),
-                                             horizon)
-        elif target > self._solver.t_bound:  # past the planned horizon: continue from here
-            self._solver = self._make_solver(self._solver.t, self._solver.y, target)
-        solver = self._solver
-        while solver.t < target and solver.status == "running":
+            horizon = max(target, self.log_time(self.config.training.steps, alpha))
+            state = np.concatenate([self.a, self.M.reshape(-1)])
+            self._solver = DOP853(
+                self._derivative(),
+                0.0,
+                state,
+                horizon,
+                rtol=self.config.solver.flow_rtol,
+                atol=self.config.solver.flow_atol,
+            )
+        elif target > self._solver.t_bound:
+            self._solver = DOP853(
+                self._derivative(),
+                self._solver.t,
+                self._solver.y,
+                target,
+                rtol=self.config.solver.flow_rtol,
+                atol=self.config.solver.flow_atol,
+            )
+        return self._solver
+
+    def _logits_of(self, y: np.ndarray) -> np.ndarray:
+        N = self.a.shape[0]
+        a, M = y[:N], y[N:].reshape(N, N)
+        Ka = self.K @ a
+        return (Ka + self.gram @ (M.T @ Ka)).reshape(self.data.n, self.data.T)
+
+    def _locate_events(self, before: float, solver: DOP853) -> None:
+        """Events that turned positive within the last solver step, located by Brent's
+        method on the step's dense output (time returned in GD steps)."""
+        from scipy.optimize import brentq
+
+        dense = solver.dense_output()
+        alpha = self.config.training.alpha
+        for event in self.events:
+            if event.at is not None or event.function(self._logits_of(solver.y)) <= 0:
+                continue
+            value = lambda s, event=event: event.function(self._logits_of(dense(s)))  # noqa: E731
+            crossing = (
+                before
+                if value(before) > 0
+                else brentq(value, before, solver.t, xtol=1e-12, rtol=1e-12)
+            )
+            event.at = math.expm1(crossing) / alpha
+
+    def step(self, until: float) -> None:
+        """One adaptive solver step (none if the solver is already past ``until``); the
+        state at ``until`` comes from the solver's dense output."""
+        alpha = self.config.training.alpha
+        target = self.log_time(until, alpha)
+        solver = self._solver_for(target)
+        if solver.t < target and solver.status == "running":
+            before = solver.t
             solver.step()
             self.solver_steps += 1
             if solver.status == "failed":
-                raise NonFiniteError(f"the flow solver failed near step "
-                                     f"{math.expm1(solver.t) / self.config.alpha:g}: "
-                                     f"{solver.message}")
-        y = solver.y if solver.t <= target else solver.dense_output()(target)
+                raise NonFiniteError(
+                    f"the flow solver failed near step "
+                    f"{math.expm1(solver.t) / alpha:g}: {solver.message}"
+                )
+            if self.events:
+                self._locate_events(before, solver)
+        reached = solver.t >= target or solver.status != "running"
+        y = solver.dense_output()(target) if solver.t > target else solver.y
         N = self.a.shape[0]
         self.a = y[:N].copy()
         self.M = y[N:].reshape(N, N).copy()
-        self.steps_done = step
+        self.steps_done = until if reached else math.expm1(solver.t) / alpha

@@ -1,51 +1,85 @@
-"""GD in reduced coordinates (spec 02): the same trajectory as the dense engine, in
-:math:`N = nT` coordinates, at :math:`O(N^2)` per step instead of :math:`O(d^2)`.
+r"""GD in reduced coordinates: the dense engine's trajectory at O(N^2) a step.
+
+The same trajectory as the dense engine, in :math:`N = nT` coordinates, at
+:math:`O(N^2)` per step instead of :math:`O(d^2)`.
 
 Derivation (checked against the dense engine in ``tests/test_engines.py``): with
-:math:`p = V a` and :math:`W = W_0 + V M B^\\top`, and :math:`h = \\partial L/\\partial a`
-(the logits), :math:`G = B h`, the GD step :math:`p \\leftarrow p - \\alpha W G`,
-:math:`W \\leftarrow W - \\alpha p G^\\top` becomes
+:math:`p = V a` and :math:`W = W_0 + V M B^\top`, and :math:`h = \partial L/\partial a`
+(the logits), :math:`G = B h`, the GD step :math:`p \leftarrow p - \alpha W G`,
+:math:`W \leftarrow W - \alpha p G^\top` becomes
 
 .. math::
 
-    a \\leftarrow a - \\alpha (h + M\\,\\mathrm{Gram}\\,h), \\qquad
-    M \\leftarrow M - \\alpha\\, a h^\\top
+    a \leftarrow a - \alpha (h + M\,\mathrm{Gram}\,h), \qquad
+    M \leftarrow M - \alpha\, a h^\top
 
 (both right-hand sides at the old state), since
-:math:`W G = W_0 B h + V M B^\\top B h = V (h + M\\,\\mathrm{Gram}\\,h)` and
-:math:`p G^\\top = V a h^\\top B^\\top`.
+:math:`W G = W_0 B h + V M B^\top B h = V (h + M\,\mathrm{Gram}\,h)` and
+:math:`p G^\top = V a h^\top B^\top`.
 """
 
 from __future__ import annotations
 
-import math
+from typing import Any
 
-import mpmath
 import numpy as np
 
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines.base import Engine, ReducedCoordinates, ensure_finite
-from verify.sim.kernels import FLOAT64, MPMATH
+from verify.sim.engines.base import Engine, ensure_finite, reduced_setup, single_blas_thread
+from verify.sim.kernels import FLOAT64
+from verify.sim.statistics import ReducedSetup, Statistics
 
 
 class ReducedEngine(Engine):
-    """Float64 GD in reduced coordinates."""
+    """Float64 GD in reduced coordinates, on the :class:`~verify.sim.statistics.Statistics`
+    of the draws (and, for the query vector and a finite test set, the reduced set-up)."""
 
     name = "reduced"
 
-    def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-                 coordinates: ReducedCoordinates | None = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        data: Dataset,
+        W0: np.ndarray | None = None,
+        setup: ReducedSetup | None = None,
+        statistics: Statistics | None = None,
+    ):
         super().__init__(config, data, FLOAT64)
-        self.coordinates = coordinates or ReducedCoordinates.build(config, data, W0)
-        self._use(self.coordinates.K, self.coordinates.gram)
+        if statistics is None:
+            setup = setup or reduced_setup(config, data, W0)
+            statistics = setup.statistics()
+        self.setup, self.statistics = setup, statistics
+        self.invariant_scale = statistics.invariant_scale
+        self._use(statistics.K, statistics.gram)
         N = self.K.shape[0]
         self.a = np.zeros(N)
         self.M = np.zeros((N, N))
+        # The rank-1 updates of M wait in (N, RANK1_BLOCK) buffers and are folded into M by
+        # one matrix product every RANK1_BLOCK steps (float64 only).
+        self._pending_a = np.empty((N, self.RANK1_BLOCK))
+        self._pending_h = np.empty((N, self.RANK1_BLOCK))
+
+    #: Steps whose rank-1 updates of M are folded in together.
+    RANK1_BLOCK = 16
+    _pending = 0
+
+    @property
+    def M(self) -> np.ndarray:
+        """:math:`M`, with the waiting rank-1 updates folded in."""
+        if self._pending:
+            k = self._pending
+            self._M -= self.alpha * (self._pending_a[:, :k] @ self._pending_h[:, :k].T)
+            self._pending = 0
+        return self._M
+
+    @M.setter
+    def M(self, value: np.ndarray) -> None:
+        self._M, self._pending = value, 0
 
     def _use(self, K: np.ndarray, gram: np.ndarray) -> None:
         self.K, self.gram = K, gram
-        self.alpha = self.arithmetic.asarray(self.config.alpha)[()]
+        self.alpha = self.arithmetic.asarray(np.asarray(self.config.training.alpha))[()]
 
     # -- dynamics --------------------------------------------------------------
     def _flat_logits(self, a: np.ndarray, M: np.ndarray) -> np.ndarray:
@@ -58,102 +92,87 @@ class ReducedEngine(Engine):
         n, T = self.data.n, self.data.T
         return self.kernel(logits.reshape(n, T)).logit_gradient.reshape(-1)
 
-    def step(self) -> None:
-        h = self._flat_gradient(self.a, self.M)
-        update_a = h + self.M @ (self.gram @ h)
-        self.M -= self.alpha * np.outer(self.a, h)
-        self.a = self.a - self.alpha * update_a
+    def step(self, until: float) -> None:
+        if self.arithmetic is not FLOAT64:
+            h = self._flat_gradient(self.a, self.M)
+            update_a = h + self.M @ (self.gram @ h)
+            self.M -= self.alpha * np.outer(self.a, h)
+            self.a = self.a - self.alpha * update_a
+        else:
+            self._float64_step()
         self.steps_done += 1
 
-    def advance_to(self, step: float) -> None:
-        while self.steps_done < step:
-            self.step()
+    def _float64_step(self) -> None:
+        r"""One GD step with :math:`M = M_0 - \alpha \sum_j a_j h_j^\top` over the waiting
+        updates: :math:`M^\top v` and :math:`M v` cost :math:`O(N^2 + Nk)`, and the
+        :math:`k` rank-1 terms are folded into :math:`M_0` by one matrix product."""
+        k, alpha = self._pending, self.alpha
+        A, H = self._pending_a[:, :k], self._pending_h[:, :k]
+        Ka = self.K @ self.a
+        u = Ka @ self._M - alpha * (H @ (Ka @ A))  # M^T K a
+        logits = Ka + self.gram @ u
+        ensure_finite(logits, "training logits", self.steps_done)
+        shaped = logits.reshape(self.data.n, self.data.T)
+        if self.events:
+            self._check_events(shaped, self.steps_done)
+        h = self.kernel(shaped).logit_gradient.reshape(-1)
+        Gh = self.gram @ h
+        MGh = self._M @ Gh - alpha * (A @ (H.T @ Gh))  # M Gram h
+        self._pending_a[:, k], self._pending_h[:, k] = self.a, h
+        self._pending = k + 1
+        self.a = self.a - alpha * (h + MGh)
+        if self._pending == self.RANK1_BLOCK:
+            _ = self.M  # fold
 
     # -- observables -----------------------------------------------------------
     def train_logits(self) -> np.ndarray:
         return self._flat_logits(self.a, self.M).reshape(self.data.n, self.data.T)
 
-    def query(self) -> np.ndarray:
-        a, M = self._float_state()
-        c = self.coordinates
-        return c.C @ a + c.B @ (M.T @ (c.K @ a))
-
     def _float_state(self) -> tuple[np.ndarray, np.ndarray]:
         return self.a, self.M
 
-    #: Test evaluations after which the test set is projected onto the reduced basis.
-    TEST_PROJECTION_AFTER = 3
-    _test_evaluations = 0
-    _test_projection: tuple[np.ndarray, np.ndarray] | None = None
+    def query_moments(self) -> tuple[float, np.ndarray]:
+        return self.statistics.query_moments(*self._float_state())
 
-    def test_logits(self) -> np.ndarray:
-        r"""Test logits :math:`X_{\text{test}} q`. After a few evaluations the test tokens are
-        projected once onto :math:`C` and :math:`B` (:math:`O(m T d N)`), so that each later
-        evaluation, :math:`(X C) a + (X B)(M^\top K a)`, costs :math:`O(m T N)` instead of
-        :math:`O(m T d)`."""
-        self._test_evaluations += 1
-        if self._test_evaluations <= self.TEST_PROJECTION_AFTER:
-            return super().test_logits()
-        c = self.coordinates
-        if self._test_projection is None:
-            tokens = self.data.X_test.reshape(-1, self.data.d)
-            self._test_projection = (tokens @ c.C, tokens @ c.B)
+    def _require_setup(self) -> ReducedSetup:
+        if self.setup is None:
+            raise ValueError(
+                "this engine holds only the reduced statistics: the query "
+                "vector and finite test sets are not available"
+            )
+        return self.setup
+
+    def query(self) -> np.ndarray:
         a, M = self._float_state()
-        via_C, via_B = self._test_projection
-        flat = via_C @ a + via_B @ (M.T @ (c.K @ a))
-        return flat.reshape(self.data.X_test.shape[:2])
+        setup = self._require_setup()
+        return setup.C0 @ a + setup.Z @ (M.T @ (self.statistics.K @ a))
+
+    def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
+        """The state :math:`(a, M)`, copied (float64)."""
+        a, M = self._float_state()
+        return a.copy(), M.copy()
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
+        r"""Test logits and parameter norms of many snapshots at once: the queries
+        :math:`q_k = C_0 a_k + Z u_k` of all points meet the test tokens in one matrix
+        product (the test set is read once, not once per point), and the norms are
+        stacked products of :math:`N \times N` matrices."""
+        if not snapshots:
+            return []
+        a = np.stack([state[0] for state in snapshots])
+        M = np.stack([state[1] for state in snapshots])
+        with single_blas_thread():  # many small products
+            norms = self.statistics.stacked_norms(a, M)
+        test = self.data.X_test
+        if test.shape[0] == 0:
+            logits = [np.zeros((0, self.data.T))] * len(snapshots)
+        else:
+            setup = self._require_setup()
+            u = np.einsum("lji,lj->li", M, a @ self.statistics.K.T)
+            queries = a @ setup.C0.T + u @ setup.Z.T  # (points, d)
+            flat = test.reshape(-1, self.data.d) @ queries.T  # (m T, points)
+            logits = [flat[:, k].reshape(test.shape[:2]) for k in range(len(snapshots))]
+        return list(zip(logits, norms, strict=True))
 
     def parameter_norms(self) -> dict[str, float]:
-        a, M = self._float_state()
-        K, gram = self.coordinates.K, self.coordinates.gram
-        MGMt = M @ gram @ M.T
-        drift_matrix = M + M.T + MGMt - np.outer(a, a)
-        return {
-            "p_norm": math.sqrt(max(float(a @ K @ a), 0.0)),
-            "weight_change_norm": math.sqrt(max(float(np.sum(MGMt * K)), 0.0)),
-            "invariant_drift": math.sqrt(max(float(np.sum((drift_matrix @ K)
-                                                          * (drift_matrix.T @ K).T)), 0.0)),
-        }
-
-
-_to_float = np.frompyfunc(float, 1, 1)
-
-
-class MpEngine(ReducedEngine):
-    """The reduced GD engine on mpmath numbers at ``config.mp_dps`` digits.
-
-    The set-up (:math:`K`, Gram) is computed in mpmath from the float64 data and
-    :math:`W_0`, so the problem is exactly the one the float engines solve. Every
-    call runs inside ``mpmath.workdps(config.mp_dps)``; the global precision is
-    never changed. Cost grows like :math:`d^2 N` (set-up) and :math:`N^2` mpf
-    operations per step: use it on small problems as the ground truth.
-    """
-
-    name = "mp"
-
-    def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None,
-                 coordinates: ReducedCoordinates | None = None):
-        self.dps = config.mp_dps
-        with mpmath.workdps(self.dps):
-            Engine.__init__(self, config, data, MPMATH)
-            self.coordinates = coordinates or ReducedCoordinates.build(config, data, W0)
-            if W0 is None:
-                from verify.sim.data import initial_weights
-                W0 = initial_weights(config)
-            B = MPMATH.asarray(self.coordinates.B)
-            V = MPMATH.asarray(W0) @ B
-            self._use(V.T @ V, B.T @ B)
-            N = B.shape[1]
-            self.a = MPMATH.asarray(np.zeros(N))
-            self.M = MPMATH.asarray(np.zeros((N, N)))
-
-    def step(self) -> None:
-        with mpmath.workdps(self.dps):
-            super().step()
-
-    def train_logits(self) -> np.ndarray:
-        with mpmath.workdps(self.dps):
-            return super().train_logits()
-
-    def _float_state(self) -> tuple[np.ndarray, np.ndarray]:
-        return (_to_float(self.a).astype(np.float64), _to_float(self.M).astype(np.float64))
+        return self.statistics.parameter_norms(*self._float_state())

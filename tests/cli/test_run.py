@@ -1,0 +1,194 @@
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from verify.cli import main
+from verify.sim.config import RunConfig
+from verify.sim.data import generate, initial_weights, save_npz
+from verify.sim.run_files import read_history
+
+
+def test_run_writes_all_files(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(
+        [
+            "run",
+            "--preset",
+            "benign",
+            "--d",
+            "80",
+            "--steps",
+            "40",
+            "--test-size",
+            "30",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    record = json.loads((out / "config.json").read_text())
+    assert record["config"]["model"]["d"] == 80 and record["seed"] == 3
+    assert record["provenance"]["package_version"] and "commit" in record["provenance"]
+    summary = json.loads((out / "summary.json").read_text())
+    for key in (
+        "train_accuracy",
+        "test_accuracy",
+        "train_loss",
+        "test_loss",
+        "steps",
+        "engine",
+        "wall_seconds",
+        "noisy_count",
+        "test_selects_relevant",
+        "warnings",
+    ):
+        assert key in summary
+    assert summary["noisy_count"] == 4 and summary["status"] == "completed"
+    history = read_history(out / "history.csv")
+    assert history["step"][0] == 0 and history["step"][-1] == 40 and len(history["step"]) > 10
+    attention = (out / "attention.csv").read_text().splitlines()
+    assert attention[0] == (
+        "step,split,sample,p_t0_R,p_t1_W+,p_t2_W-,p_t3_I,p_t4_I,p_t5_I,p_t6_I,p_t7_I"
+    )
+    rows = np.array([line.split(",")[3:] for line in attention[1:]], dtype=float)
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, rtol=1e-12)
+    gaps = (out / "gaps.csv").read_text().splitlines()
+    assert gaps[0].startswith("step,sample,kind,gap_t0_R")
+    assert not list(out.glob(".*.tmp")) and not (out / "history.partial.csv").exists()
+
+
+def test_an_earlier_run_is_not_replaced_without_overwrite(tmp_path, capsys):
+    arguments = [
+        "run",
+        "--d",
+        "30",
+        "--steps",
+        "5",
+        "--test-size",
+        "5",
+        "--no-progress",
+        "--out",
+        str(tmp_path),
+    ]
+    assert main(arguments) == 0
+    before = (tmp_path / "summary.json").read_text()
+    assert main(arguments) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert (tmp_path / "summary.json").read_text() == before
+    assert main([*arguments, "--overwrite"]) == 0
+
+
+def test_data_from_npz_gives_identical_run(tmp_path):
+    config = RunConfig.build(d=30, n=6, T=4, test_size=10, steps=20, mu_norm=4.0, seed=5)
+    data = generate(config)
+    path = tmp_path / "data.npz"
+    save_npz(path, data, initial_weights(config))
+    out_a, out_b = tmp_path / "a", tmp_path / "b"
+    common = ["--preset", "benign", "--steps", "20", "--mu-norm", "4.0", "--no-progress"]
+    assert (
+        main(["run", *common, "--data-from", str(path), "--seed", "99", "--out", str(out_a)]) == 0
+    )
+    assert (
+        main(
+            [
+                "run",
+                *common,
+                "--d",
+                "30",
+                "--n",
+                "6",
+                "--T",
+                "4",
+                "--test-size",
+                "10",
+                "--seed",
+                "5",
+                "--out",
+                str(out_b),
+            ]
+        )
+        == 0
+    )
+    a, b = read_history(out_a / "history.csv"), read_history(out_b / "history.csv")
+    np.testing.assert_allclose(a["train_loss"], b["train_loss"], rtol=1e-12)
+    np.testing.assert_allclose(a["test_loss"], b["test_loss"], rtol=1e-12)
+    assert json.loads((out_a / "config.json").read_text())["data_source"] == str(path)
+
+
+def test_help_shows_the_presets_own_defaults_choices_and_no_markup(capsys):
+    assert main(["run", "--preset", "harmful", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "token dimension; default: 5000" in text  # the harmful preset's d and ||mu||
+    assert "signal norm ||mu||; default: 5 " in text
+    assert "choices: dense, reduced, mp, flow" in text and "choices: exact, bernoulli" in text
+    assert ":math:" not in text and "%%" not in text and "``" not in text
+
+
+def test_module_help_is_fast_and_run_imports_no_sympy():
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "verify", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "run" in done.stdout
+    probe = (
+        "import sys; from verify.cli import main; "
+        "main(['run', '--d', '20', '--steps', '3', '--test-size', '3', '--no-progress']);"
+        "print(sorted(m for m in ('sympy', 'matplotlib', 'pandas', 'scipy.integrate') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert time.perf_counter() - started < 20
+
+
+def test_sigterm_keeps_the_finished_log_points(tmp_path):
+    """A long run stopped with SIGTERM (what timeout and batch schedulers send) exits 143
+    and keeps every log point it finished, written atomically."""
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "verify",
+            "run",
+            "--d",
+            "50",
+            "--n",
+            "6",
+            "--T",
+            "4",
+            "--steps",
+            "1e8",
+            "--log-every",
+            "1000",
+            "--test-size",
+            "5",
+            "--no-progress",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and not (out / "history.partial.csv").exists():
+        time.sleep(0.1)
+    time.sleep(2.0)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143, err
+    assert "SIGTERM" in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["message"] == "stopped by SIGTERM"
+    history = read_history(out / "history.csv")
+    assert len(history["step"]) >= 2 and history["step"][-1] == summary["steps"]
+    assert not (out / "history.partial.csv").exists()

@@ -1,0 +1,361 @@
+r"""The simulations the checks measure: many seeds of the paper's presets, run in parallel,
+each reduced to what the checks read.
+
+Two kinds of run per (preset, seed): ``gd``, the paper's protocol (1000 GD steps, logged
+every 10 steps and at step 1, whose logits give the exact initial velocities since
+:math:`p(0) = 0`: :math:`a(1) = \alpha\,\dot a(0)`); and ``flow``, gradient flow to a long
+horizon on log-spaced points. Test metrics are the population's (no finite test set).
+Each run watches the event "every noisy sample is fitted" at full resolution (the GD
+step, or the flow time by root-finding on the solver's dense output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from theory.data_model import GROUP_NAMES
+from verify.sim.config import RunConfig, preset
+
+
+def noisy_margin_event(data: Any) -> Any:
+    """``min`` over noisy samples of :math:`y_i f_i`, a function of the training logits."""
+    from verify.sim.kernels import softmax
+
+    noisy = data.noisy
+
+    def smallest_noisy_margin(logits: np.ndarray) -> float:
+        outputs = (softmax(logits) * data.train_scores).sum(axis=-1)
+        return float((data.y_train * outputs)[noisy].min()) if noisy.any() else -1.0
+
+    return smallest_noisy_margin
+
+
+def run_record(result: Any, noisy_fitted_at: float | None) -> dict[str, Any]:
+    """A finished run reduced to the arrays the checks read."""
+    data = result.data
+    return {
+        "status": result.status.value,
+        "message": result.message,
+        "steps": result.steps,
+        "history": result.history,
+        "logits": np.stack(result.train_logits),
+        "noisy": data.noisy,
+        "groups": data.groups,
+        "y_train": data.y_train,
+        "scores": data.train_scores,
+        "noisy_fitted_at": noisy_fitted_at,
+        "alpha": result.config.training.alpha,
+    }
+
+
+def seed_group(point: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Worker: for a group of seeds of one preset, drawn once each, the GD runs (trained
+    together on their own statistics), the long flow runs, and the times at which every
+    noisy sample is fitted (short flows watching the event: root-finding on the dense
+    output). Each kind runs on a prefix of the group's seeds."""
+    from verify.sim.batch import simulate_independent
+    from verify.sim.data import generate
+    from verify.sim.engines.base import reduced_setup
+    from verify.sim.engines.flow import FlowEngine
+    from verify.sim.simulate import simulate
+
+    draws = [RunConfig.from_dict(values) for values in point["draws"]]
+    datas = [generate(config) for config in draws]
+    setups = [reduced_setup(c, data) for c, data in zip(draws, datas, strict=True)]
+    statistics = [setup.statistics() for setup in setups]
+
+    def flow(values: Mapping[str, Any], index: int) -> tuple[Any, float | None]:
+        config = RunConfig.from_dict(values)
+        engine = FlowEngine(config, datas[index], setup=setups[index], statistics=statistics[index])
+        event = engine.watch("noisy fitted", noisy_margin_event(datas[index]))
+        return simulate(config, data=datas[index], engine=engine), event.at
+
+    gd_configs = [RunConfig.from_dict(values) for values in point["gd"]]
+    count = len(gd_configs)
+    gd = simulate_independent(gd_configs, datas[:count], statistics[:count]) if count else []
+    return {
+        "gd": [run_record(result, None) for result in gd],
+        "flow": [run_record(*flow(values, index)) for index, values in enumerate(point["flow"])],
+        "event": [flow(values, index)[1] for index, values in enumerate(point["event"])],
+    }
+
+
+def boundary_scan(point: Mapping[str, Any]) -> dict[str, Any]:
+    r"""Worker: for one seed, a grid of :math:`\|\mu\|` at the benign preset's (d, n), all
+    sharing the seed's draws (batched): the mean initial noisy gap velocity
+    :math:`\dot\Gamma_{W_-,R}(0)` and the fraction of noisy samples fitted after 1000 steps."""
+    from verify.sim.batch import simulate_group
+
+    configs = [RunConfig.from_dict(values) for values in point["configs"]]
+    results = simulate_group(configs)
+    velocities, fitted = [], []
+    for result in results:
+        run = Run.from_record(run_record(result, None))
+        velocities.append(float(run.initial_gap_velocities("W-", "R", noisy=True).mean()))
+        fitted.append(float(run.history["noisy_fitted"][-1]))
+    return {
+        "mu": [c.model.mu_norm for c in configs],
+        "noisy_velocity": velocities,
+        "noisy_fitted": fitted,
+    }
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished evidence run, as arrays."""
+
+    steps: np.ndarray
+    history: dict[str, np.ndarray]
+    logits: np.ndarray  # (log points, n, T)
+    noisy: np.ndarray
+    groups: np.ndarray
+    y_train: np.ndarray
+    scores: np.ndarray
+    noisy_fitted_at: float | None
+    alpha: float
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Run:
+        history = {
+            key: np.array([row[key] for row in record["history"]], dtype=float)
+            for key in record["history"][0]
+        }
+        return cls(
+            steps=np.asarray(record["steps"], dtype=float),
+            history=history,
+            logits=np.asarray(record["logits"], dtype=float),
+            noisy=np.asarray(record["noisy"], dtype=bool),
+            groups=np.asarray(record["groups"], dtype=int),
+            y_train=np.asarray(record["y_train"], dtype=float),
+            scores=np.asarray(record["scores"], dtype=float),
+            noisy_fitted_at=record["noisy_fitted_at"],
+            alpha=record["alpha"],
+        )
+
+    def untrained(self, population: Mapping[str, float]) -> Run:
+        """This run as if it never trained: every log point is its step-0 point (all logits
+        0, uniform attention), the population columns those of the query q = 0."""
+        history = {
+            key: np.full_like(values, population.get(key, values[0]))
+            for key, values in self.history.items()
+        }
+        logits = np.broadcast_to(self.logits[0], self.logits.shape).copy()
+        return replace(self, history=history, logits=logits, noisy_fitted_at=None)
+
+    def at(self, step: float) -> int:
+        """Index of the log point ``step``."""
+        return int(np.flatnonzero(self.steps == step)[0])
+
+    def selected(self, index: int = -1) -> np.ndarray:
+        """Group name of each training sample's argmax token at log point ``index``, or
+        ``"tie"`` when the largest logit is shared (as at step 0, where every logit is 0:
+        an untrained model selects nothing)."""
+        logits = self.logits[index]
+        top = logits.max(axis=-1, keepdims=True)
+        names = np.array([GROUP_NAMES[g] for g in self.groups[np.argmax(logits, axis=-1)]])
+        return np.where((logits == top).sum(axis=-1) > 1, "tie", names)
+
+    def initial_gap_velocities(self, leader: str, other: str, noisy: bool) -> np.ndarray:
+        r"""Per sample, :math:`\dot a_{\text{leader}} - \dot a_{\text{other}}` at
+        :math:`\tau = 0` (group means), from the logits after one step."""
+        velocities = self.logits[self.at(1.0)] / self.alpha
+        rows = self.noisy if noisy else ~self.noisy
+        lead = GROUP_NAMES.index(leader)
+        rest = GROUP_NAMES.index(other)
+        return velocities[rows][:, self.groups == lead].mean(axis=1) - velocities[rows][
+            :, self.groups == rest
+        ].mean(axis=1)
+
+
+@dataclass(frozen=True)
+class EvidencePlan:
+    """Which runs the checks need: presets, seeds per kind, the flow's horizon."""
+
+    presets: tuple[str, ...] = ("harmful", "benign", "not-overfitting")
+    gd_seeds: int = 32
+    flow_seeds: int = 12
+    flow_steps: int = 10**12
+    flow_points: int = 49
+    scan_seeds: int = 0
+    group_size: int = 8
+    event_seeds: tuple[tuple[str, int], ...] = (("harmful", 32), ("benign", 64))
+    event_steps: int = 10**4
+    #: Presets whose flows record the population metrics at every log point (the delayed
+    #: generalisation reads the test loss along the path); the others at the end only.
+    path_presets: tuple[str, ...] = ("benign",)
+    scan_mu: tuple[float, ...] = tuple(float(v) for v in np.geomspace(5.0, 640.0, 29))
+
+    def scan_configs(self, seed: int) -> list[RunConfig]:
+        """The benign preset's (d, n) over :attr:`scan_mu`, 1000 GD steps, test size 0."""
+        return [
+            preset(
+                "benign",
+                mu_norm=mu,
+                seed=seed,
+                test_size=0,
+                steps=1000,
+                log_every=1000,
+                log_geometric=2,
+                population="none",
+            )
+            for mu in self.scan_mu
+        ]
+
+    def config(self, name: str, kind: str, seed: int) -> RunConfig:
+        """The run of ``kind``: ``gd`` (1000 steps), ``flow`` (to :attr:`flow_steps`) or
+        ``event`` (a flow to :attr:`event_steps`, recorded at its ends only)."""
+        if kind == "event":
+            return preset(
+                name,
+                seed=seed,
+                test_size=0,
+                engine="flow",
+                steps=self.event_steps,
+                log_every=self.event_steps,
+                log_geometric=0,
+                population="none",
+            )
+        if kind == "gd":
+            return preset(
+                name,
+                seed=seed,
+                test_size=0,
+                steps=1000,
+                log_every=1000,
+                log_geometric=16,
+                population="final",
+            )
+        return preset(
+            name,
+            seed=seed,
+            test_size=0,
+            engine="flow",
+            steps=self.flow_steps,
+            log_every=self.flow_steps,
+            log_geometric=self.flow_points,
+            population="all" if name in self.path_presets else "final",
+        )
+
+    def seeds(self, name: str, kind: str) -> int:
+        """How many seeds of preset ``name`` run ``kind``."""
+        if kind == "event":
+            return dict(self.event_seeds).get(name, 0)
+        return self.gd_seeds if kind == "gd" else self.flow_seeds
+
+    def points(self) -> list[dict[str, Any]]:
+        """Seed groups of :attr:`group_size` per preset (each kind on its prefix of the
+        seeds), then one boundary scan per scan seed."""
+        groups = []
+        for name in self.presets:
+            total = max(self.seeds(name, kind) for kind in ("gd", "flow", "event"))
+            for first in range(0, total, self.group_size):
+                seeds = range(first, min(first + self.group_size, total))
+                groups.append(
+                    {
+                        "preset": name,
+                        "kind": "seeds",
+                        "draws": [self.config(name, "gd", seed).to_dict() for seed in seeds],
+                        **{
+                            kind: [
+                                self.config(name, kind, seed).to_dict()
+                                for seed in seeds
+                                if seed < self.seeds(name, kind)
+                            ]
+                            for kind in ("gd", "flow", "event")
+                        },
+                    }
+                )
+        scans = [
+            {
+                "preset": "benign",
+                "kind": "scan",
+                "seed": seed,
+                "configs": [c.to_dict() for c in self.scan_configs(seed)],
+            }
+            for seed in range(self.scan_seeds)
+        ]
+        return groups + scans
+
+
+@dataclass
+class Evidence:
+    """The finished runs by (preset, kind), in seed order."""
+
+    plan: EvidencePlan
+    runs: dict[tuple[str, str], list[Run]] = field(default_factory=dict)
+    scans: list[dict[str, Any]] = field(default_factory=list)
+    #: Per preset, in seed order: the flow time (in steps) at which every noisy sample is
+    #: fitted, or None when that does not happen within the event horizon.
+    events: dict[str, list[float | None]] = field(default_factory=dict)
+
+    def __call__(self, name: str, kind: str) -> list[Run]:
+        return self.runs[(name, kind)]
+
+    @classmethod
+    def collect(cls, plan: EvidencePlan, executor: Any, progress: Any = None) -> Evidence:
+        """Run every point of ``plan`` on ``executor`` (``map_unordered``)."""
+        points = plan.points()
+        records: list[Any] = [None] * len(points)
+        for done, (index, record) in enumerate(
+            executor.map_unordered(evidence_point, points), start=1
+        ):
+            records[index] = record
+            if progress:
+                progress(done, len(points), points[index])
+        evidence = cls(plan)
+        for point, record in zip(points, records, strict=True):
+            if point["kind"] == "scan":
+                evidence.scans.append(record)
+                continue
+            for kind in ("gd", "flow"):
+                evidence.runs.setdefault((point["preset"], kind), []).extend(
+                    Run.from_record(run) for run in record[kind]
+                )
+            evidence.events.setdefault(point["preset"], []).extend(record["event"])
+        return evidence
+
+
+def untrained(evidence: Evidence) -> Evidence:
+    """The evidence of models that never trained (:meth:`Run.untrained`; boundary scans
+    with zero velocity and nothing fitted): a perturbed simulation that every check of
+    what training does must reject."""
+    from verify.sim.population import population_columns
+
+    out = Evidence(evidence.plan)
+    for (name, kind), runs in evidence.runs.items():
+        population = population_columns(preset(name).model, 0.0, np.zeros(2), has_signal=True)
+        out.runs[(name, kind)] = [run.untrained(population) for run in runs]
+    out.events = {name: [None] * len(times) for name, times in evidence.events.items()}
+    out.scans = [
+        {**scan, "noisy_velocity": [0.0] * len(scan["mu"]), "noisy_fitted": [0.0] * len(scan["mu"])}
+        for scan in evidence.scans
+    ]
+    return out
+
+
+def evidence_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Worker: a seed group or a boundary scan, by the point's kind."""
+    return boundary_scan(point) if point["kind"] == "scan" else seed_group(point)
+
+
+def stack(runs: Sequence[Run], key: str, index: int = -1) -> np.ndarray:
+    """History column ``key`` at log point ``index`` of every run."""
+    return np.array([run.history[key][index] for run in runs])
+
+
+__all__ = [
+    "Evidence",
+    "EvidencePlan",
+    "Run",
+    "seed_group",
+    "run_record",
+    "evidence_point",
+    "boundary_scan",
+    "noisy_margin_event",
+    "stack",
+    "untrained",
+]

@@ -1,0 +1,218 @@
+"""``run`` (train one configuration) and ``assumptions`` (A1-A8 for a configuration)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from theory.validation import Real, require
+from verify.cli.common import (
+    HelpFormatter,
+    add_output_flags,
+    add_parameter,
+    add_progress_flag,
+    given,
+)
+from verify.sim.config import PRESETS, RunConfig, parameter_specs, preset
+
+#: Fields that external data (``--data-from``) fixes.
+DATA_SHAPE = ("n", "T", "d", "test_size")
+COMPONENT_TITLES = {
+    "model": "data model",
+    "training": "training",
+    "solver": "solver",
+    "recording": "recording",
+    "run": "run",
+}
+
+
+def preset_named(argv: Sequence[str]) -> str:
+    """The ``--preset`` value in ``argv`` (for the defaults that ``--help`` shows)."""
+    for index, item in enumerate(argv):
+        if item == "--preset" and index + 1 < len(argv):
+            return argv[index + 1]
+        if item.startswith("--preset="):
+            return item.split("=", 1)[1]
+    return "benign"
+
+
+def add_config_flags(parser: argparse.ArgumentParser, preset_name: str) -> None:
+    """``--preset`` plus one flag per configuration field; the defaults shown are the
+    preset's own."""
+    shown = preset_name if preset_name in PRESETS else "benign"
+    defaults = preset(shown).flat()
+    parser.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="benign",
+        help="the paper's setting the other flags start from; choices: "
+        f"{', '.join(sorted(PRESETS))}; default: benign",
+    )
+    groups: dict[str, Any] = {}
+    for owner, spec in parameter_specs():
+        if owner not in groups:
+            groups[owner] = parser.add_argument_group(
+                f"{COMPONENT_TITLES[owner]} (defaults of --preset {shown})"
+            )
+        add_parameter(
+            groups[owner],
+            spec.name,
+            spec.metadata["constraint"],
+            spec.metadata["help"],
+            defaults[spec.name],
+        )
+
+
+def config_from_args(args: argparse.Namespace, **fixed: Any) -> RunConfig:
+    """The preset with every given flag applied (and ``fixed`` values on top)."""
+    names = [spec.name for _, spec in parameter_specs()]
+    return preset(args.preset, **{**given(args, names), **fixed})
+
+
+def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
+    """The run's configuration, data and W0 (``None`` unless ``--data-from``); every input
+    is checked here, before any training."""
+    if not args.data_from:
+        return config_from_args(args), None, None
+    from verify.sim.config import DFREE_ENGINES
+    from verify.sim.data import dataset_from_arrays, npz_shape, read_npz
+
+    engine = config_from_args(args).solver.engine
+    require(
+        engine not in DFREE_ENGINES,
+        "engine",
+        engine,
+        "dense, reduced, mp or flow with --data-from (a d-free engine samples its own data)",
+    )
+
+    for name in DATA_SHAPE:
+        value = getattr(args, name, None)
+        require(
+            value is None,
+            name,
+            value,
+            "no value together with --data-from (n, T, d and test_size come from the file)",
+        )
+    arrays = read_npz(args.data_from)
+    n, T, d, test_size = npz_shape(arrays)
+    config = config_from_args(args, n=n, T=T, d=d, test_size=test_size)
+    data, W0 = dataset_from_arrays(arrays, config, source=str(args.data_from))
+    return config, data, W0
+
+
+def command_run(args: argparse.Namespace) -> int:
+    from verify.interrupts import sigterm_as_interrupt
+    from verify.output.files import prepare_output_dir
+    from verify.sim.resources import check_memory
+    from verify.sim.run_files import RUN_FILES, RunWriter
+    from verify.sim.simulate import RunStatus, simulate
+
+    config, data, W0 = _configuration(args)
+    check_memory(config)
+    writer = None
+    if args.out:
+        prepare_output_dir(args.out, overwrite=args.overwrite, guarded=RUN_FILES)
+        writer = RunWriter(args.out)
+    with sigterm_as_interrupt():
+        result = simulate(
+            config,
+            data=data,
+            W0=W0,
+            progress=not args.no_progress,
+            on_record=writer.append if writer else None,
+            on_warning=lambda text: print(f"warning: {text}", file=sys.stderr),
+        )
+        if writer:
+            writer.finish(result)
+    summary = result.summary()
+    width = max(len(key) for key in summary)
+    for key, value in summary.items():
+        print(f"{key:<{width}}  {value}")
+    if result.status is RunStatus.INTERRUPTED:
+        saved = f": the finished part is saved in {args.out}" if args.out else ""
+        print(f"interrupted ({result.message}){saved}", file=sys.stderr)
+        return 128 + (result.signal or 2)
+    if result.status is RunStatus.FAILED:
+        print(f"error: {result.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+DELTA = Real(0.0, 1.0)
+DEFAULT_DELTA = 0.05
+
+
+def command_assumptions(args: argparse.Namespace) -> int:
+    from theory.assumptions import assess, regime_conditions, symbol_values_for
+    from theory.predictions import predict
+
+    config = config_from_args(args)
+    delta = args.delta if args.delta is not None else DEFAULT_DELTA
+    model, training = config.model, config.training
+    statuses = assess(symbol_values_for(model, training, delta))
+    print(
+        f"configuration: d={model.d} n={model.n} T={model.T} rho={model.rho} "
+        f"eta={model.eta} ||mu||={model.mu_norm} sigma={model.sigma_eps} "
+        f"alpha={training.alpha} delta={delta}"
+    )
+    print(f"{'':3} {'assumption':38} {'holds':5}  {'margin':>8}   lhs >= rhs")
+    for status in statuses:
+        pairs = "; ".join(f"{lhs:.4g} >= {rhs:.4g}" for lhs, rhs in status.values)
+        print(
+            f"{status.key:3} {status.title:38} {'yes' if status.holds else 'NO':5}  "
+            f"{status.margin:8.3g}   {pairs}"
+        )
+        if args.verbose:
+            print(f"    reason: {status.reason}")
+    prediction = predict(model, training)
+    n_snr_sq = model.n * model.snr**2
+    a2 = next(s for s in statuses if s.key == "A2").holds
+    print(
+        f"\nn SNR^2 = {n_snr_sq:.4g}; stage-1 overfitting threshold "
+        f"{prediction.overfitting_threshold:.4g}; test z = {prediction.test_z:.3g}"
+    )
+    for basis, regime in regime_conditions(n_snr_sq, a2, prediction.overfitting_threshold).items():
+        print(f"regime by {basis}: {regime}")
+    print(f"predicted regime (theory.predictions): {prediction.regime}")
+    return 0
+
+
+def register(commands: Any, argv: Sequence[str]) -> None:
+    preset_name = preset_named(argv)
+    run = commands.add_parser(
+        "run",
+        help="train one configuration and record it",
+        formatter_class=HelpFormatter,
+        description="Train the one-layer attention model on one configuration and record "
+        "its trajectory (config.json, summary.json, history.csv, attention.csv, "
+        "gaps.csv). Ctrl-C or SIGTERM keeps the finished part.",
+    )
+    add_config_flags(run, preset_name)
+    run.add_argument(
+        "--data-from",
+        metavar="FILE.npz",
+        help="external data: X_train (n,T,d), y_train, X_test, y_test, optional "
+        "y_clean, W0 (d,d), nu (d,); n, T, d and test_size come from it",
+    )
+    add_output_flags(run, required=False, what="run's files")
+    add_progress_flag(run)
+    run.set_defaults(handler=command_run)
+
+    assumptions = commands.add_parser(
+        "assumptions",
+        help="A1-A8 with margins and the predicted regime",
+        formatter_class=HelpFormatter,
+        description="The package's assumptions A1-A8 for a configuration, each with its "
+        "margin, and the regime the theory predicts.",
+    )
+    add_config_flags(assumptions, preset_name)
+    add_parameter(
+        assumptions, "delta", DELTA, "failure probability in A1, A3 and A7", DEFAULT_DELTA
+    )
+    assumptions.add_argument("--verbose", action="store_true", help="print each reason")
+    assumptions.set_defaults(handler=command_assumptions)
+
+
+__all__ = ["register", "add_config_flags", "config_from_args", "command_run", "command_assumptions"]

@@ -1,0 +1,172 @@
+r"""The phase diagram: final train and test metrics over a grid of :math:`(d, \|\mu\|)`.
+
+Each column (one :math:`d`, one seed) is one sweep point: its runs share :math:`W_0` and
+the noise tokens, so they train together on the batched engine
+(:func:`verify.sim.batch.simulate_group`), each :math:`\|\mu\|` adding its signal to the
+shared products in :math:`O(N^2)`. Test metrics are the population's (no finite test
+set, no sampling noise). Columns are resumable sweep points; tables first, then the
+figure drawn from them, with the theory's boundary computed by :mod:`theory`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verify.checks.regimes import RegimeThresholds, regimes_of
+from verify.experiments.driver import Experiment, ExperimentOutput
+from verify.experiments.settings import PhaseDiagramSettings
+from verify.experiments.sweep import Executor, ResultStore, run_sweep
+from verify.output.tables import number
+
+#: Final-state quantities of a phase-diagram cell.
+CELL_QUANTITIES = (
+    "train_loss",
+    "population_test_loss",
+    "train_accuracy",
+    "population_test_accuracy",
+    "clean_fitted",
+    "noisy_fitted",
+    "population_test_selects_relevant",
+)
+
+
+def column_points(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
+    r"""One sweep point per (d, seed): the column's first configuration and its values of
+    :math:`\|\mu\|` (the worker derives the others from it)."""
+    return [
+        {
+            "d": d,
+            "seed": seed,
+            "config": settings.config(d, settings.mu_values[0], seed).to_dict(),
+            "mu_values": list(settings.mu_values),
+        }
+        for d in settings.d_values
+        for seed in range(settings.seeds)
+    ]
+
+
+#: Runs of a column advanced together in one array program (their M matrices, 0.2 MB a run
+#: at N = 160, stay in cache by the chunk).
+COLUMN_CHUNK = 13
+
+
+def phase_column(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Worker: train a column's runs together; their final rows."""
+    from verify.sim.batch import simulate_group
+    from verify.sim.config import RunConfig
+
+    first = RunConfig.from_dict(point["config"])
+    configs = [first.replace(mu_norm=mu) for mu in point["mu_values"]]
+    results = simulate_group(configs, chunk=COLUMN_CHUNK)
+    return {
+        "cells": [
+            {
+                "mu_norm": config.model.mu_norm,
+                "status": result.status.value,
+                "message": result.message,
+                **result.final,
+            }
+            for config, result in zip(configs, results, strict=True)
+        ]
+    }
+
+
+def cell_rows(
+    records: Sequence[Mapping[str, Any]], settings: PhaseDiagramSettings, n: int = 20
+) -> list[dict[str, Any]]:
+    """One row per cell: (d, ||mu||, seed), its final quantities and its regime."""
+    rows = []
+    for record in records:
+        d, seed = record["point"]["d"], record["point"]["seed"]
+        for cell in record["result"]["cells"]:
+            row: dict[str, Any] = {
+                "d": d,
+                "mu_norm": cell["mu_norm"],
+                "seed": seed,
+                "n": n,
+                "steps": number(cell.get("step")),
+            }
+            row.update({key: number(cell.get(key)) for key in CELL_QUANTITIES})
+            row["snr"] = cell["mu_norm"] / math.sqrt(d)
+            row.update(regimes_of(row, RegimeThresholds(test_accuracy=settings.test_threshold)))
+            row["status"] = cell.get("status", "")
+            rows.append(row)
+    return rows
+
+
+def theory_rows(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
+    r"""The theory's benign | not-overfitting boundary over the grid's d: the stage-1
+    threshold :math:`\|\mu\| = \sqrt{\theta\,\sigma_\epsilon^2 d / n}` of
+    :func:`theory.predictions.overfitting_threshold`."""
+    from theory.predictions import overfitting_threshold
+
+    rows = []
+    for d in np.linspace(min(settings.d_values), max(settings.d_values), 60):
+        config = settings.config(int(round(d)), 20.0, 0)
+        model = config.model
+        theta = overfitting_threshold(model, config.training)
+        rows.append(
+            {
+                "boundary": "benign|not-overfitting (stage 1)",
+                "label": f"stage-1 n SNR² = {theta:.3g} (theory)",
+                "d": model.d,
+                "mu_norm": math.sqrt(theta * model.sigma_eps**2 * model.d / model.n),
+            }
+        )
+    return rows
+
+
+def compute_phase_diagram(
+    settings: PhaseDiagramSettings, store: ResultStore, executor: Executor, progress: bool
+) -> ExperimentOutput:
+    report = run_sweep(
+        column_points(settings),
+        phase_column,
+        store,
+        executor,
+        progress=progress,
+        desc="phase diagram",
+    )
+    return ExperimentOutput(
+        tables={
+            "phase_diagram": cell_rows(report.records, settings),
+            "phase_theory": theory_rows(settings),
+        },
+        record={
+            "columns": len(report.records),
+            "columns_computed": report.computed,
+            "sweep_seconds": report.wall_seconds,
+        },
+    )
+
+
+def phase_diagram(settings: PhaseDiagramSettings | None = None) -> Experiment:
+    """The phase diagram as an experiment of :func:`verify.experiments.driver.run_experiment`."""
+    settings = settings or PhaseDiagramSettings()
+
+    def compute(store: ResultStore, executor: Executor, progress: bool) -> ExperimentOutput:
+        return compute_phase_diagram(settings, store, executor, progress)
+
+    def draw(tables: Path, figures: Path) -> list[Path]:
+        from verify.plots.reproduce import figure_phase_diagram
+
+        return figure_phase_diagram(tables, figures)
+
+    largest = settings.config(max(settings.d_values), 20.0, 0)
+    return Experiment("phase_diagram", settings, compute, draw, largest)
+
+
+__all__ = [
+    "phase_diagram",
+    "compute_phase_diagram",
+    "phase_column",
+    "column_points",
+    "cell_rows",
+    "theory_rows",
+    "CELL_QUANTITIES",
+]

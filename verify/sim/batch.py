@@ -1,0 +1,184 @@
+r"""Many runs at once: runs that share their draws train together on the batched engine.
+
+Configurations are grouped by everything their random draws depend on (seed, d, n, T,
+the noise level, the label noise and the initialisation); within a group the noise
+tokens and :math:`W_0` are drawn once, their products with :math:`W_0` computed once
+(:class:`~verify.sim.statistics.ReducedSetup`), and each run adds its own signal
+(:math:`\|\mu\|`, :math:`\rho`) in :math:`O(N^2)`. Every run is recorded exactly as
+:func:`verify.sim.simulate.simulate` records it, and gives the same numbers to rounding
+(the runs' test metrics come from the population, not a finite test set).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from theory.validation import require
+from verify.sim.config import RunConfig
+from verify.sim.data import (
+    Dataset,
+    draw_noise,
+    generate,
+    initial_weight_blocks,
+    noise_config,
+    signal_part,
+)
+from verify.sim.engines.base import NonFiniteError, single_blas_thread
+from verify.sim.engines.batched import BatchedGD
+from verify.sim.engines.independent import IndependentGD
+from verify.sim.simulate import RunResult, RunStatus, check_row, logging_steps, record
+from verify.sim.statistics import ReducedSetup, Statistics
+
+
+def shared_draws_key(config: RunConfig) -> tuple:
+    """What a run's noise tokens and :math:`W_0` depend on (runs with equal keys share them)."""
+    return (noise_config(config), config.training.init, config.training.init_scale)
+
+
+def group_by_draws(configs: Sequence[RunConfig]) -> list[list[int]]:
+    """Indices of ``configs`` grouped by :func:`shared_draws_key`, in first-seen order."""
+    groups: dict[tuple, list[int]] = {}
+    for index, config in enumerate(configs):
+        groups.setdefault(shared_draws_key(config), []).append(index)
+    return list(groups.values())
+
+
+def shared_setup(config: RunConfig) -> ReducedSetup:
+    """The products of :math:`W_0` with the noise tokens of ``config``'s seed."""
+    train_noise, _, _ = draw_noise(noise_config(config).replace(test_size=0))
+    Z = np.ascontiguousarray(train_noise.reshape(-1, config.model.d).T)
+    return ReducedSetup.build(Z, (block for _, block in initial_weight_blocks(config)))
+
+
+def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResult]:
+    """Train runs that share their draws (one :func:`shared_draws_key`) together."""
+    first = configs[0]
+    require_same_schedule(configs)
+    for config in configs:
+        require(
+            shared_draws_key(config) == shared_draws_key(first),
+            "configs",
+            config.seed,
+            "runs that share seed, d, n, T, noise, label noise and initialisation",
+        )
+        require(
+            config.recording.test_size == 0,
+            "test_size",
+            config.recording.test_size,
+            "0 in batched runs (their test metrics come from the population)",
+        )
+    started = time.perf_counter()
+    setup = shared_setup(first)
+    datas = [generate(config, reuse_noise=True) for config in configs]
+    signals = np.stack(
+        [
+            signal_part(np.asarray(data.y_clean), config.model).reshape(-1, 2)
+            for data, config in zip(datas, configs, strict=True)
+        ]
+    )
+    engine = BatchedGD(
+        setup,
+        signals,
+        np.stack([data.train_scores for data in datas]),
+        np.stack([data.y_train for data in datas]),
+        np.array([config.training.alpha for config in configs]),
+        chunk,
+    )
+    return train_together(engine, configs, datas, started)
+
+
+def require_same_schedule(configs: Sequence[RunConfig]) -> None:
+    """Runs trained together take the same steps and are recorded at the same points."""
+    for config in configs:
+        require(
+            config.training.steps == configs[0].training.steps
+            and config.recording == configs[0].recording,
+            "steps",
+            config.training.steps,
+            "the same steps and recording for every run trained together",
+        )
+
+
+def train_together(
+    engine: BatchedGD | IndependentGD,
+    configs: Sequence[RunConfig],
+    datas: Sequence[Dataset],
+    started: float,
+) -> list[RunResult]:
+    """Advance ``engine``'s runs to each log point of ``configs[0]`` and record every run
+    there, as :func:`verify.sim.simulate.simulate` does; a run whose recorded values stop
+    being finite is marked failed and no longer recorded."""
+    results = [
+        RunResult(config=config, data=data) for config, data in zip(configs, datas, strict=True)
+    ]
+    views = [engine.view(run) for run in range(len(configs))]
+    alive = list(range(len(configs)))
+    for step in logging_steps(configs[0]):
+        try:
+            engine.advance_to(step)
+        except NonFiniteError as error:
+            for run in alive:
+                results[run].status, results[run].message = RunStatus.FAILED, str(error)
+            break
+        with single_blas_thread():  # small products (norms, population metrics)
+            for run in list(alive):
+                row = record(results[run], views[run])
+                try:
+                    check_row(row, results[run].history[0])
+                except NonFiniteError as error:
+                    results[run].status, results[run].message = RunStatus.FAILED, str(error)
+                    alive.remove(run)
+    elapsed = (time.perf_counter() - started) / len(configs)
+    for result in results:
+        result.wall_seconds = elapsed
+    return results
+
+
+def simulate_independent(
+    configs: Sequence[RunConfig],
+    datas: Sequence[Dataset],
+    statistics: Sequence[Statistics],
+) -> list[RunResult]:
+    """Train runs that share nothing but their shapes and recording (other seeds; each with
+    its data and :class:`~verify.sim.statistics.Statistics`) together on
+    :class:`~verify.sim.engines.independent.IndependentGD`."""
+    require_same_schedule(configs)
+    started = time.perf_counter()
+    engine = IndependentGD(
+        statistics,
+        np.stack([data.train_scores for data in datas]),
+        np.stack([data.y_train for data in datas]),
+        np.array([config.training.alpha for config in configs]),
+    )
+    return train_together(engine, configs, datas, started)
+
+
+def simulate_batch(
+    configs: Sequence[RunConfig], chunk: int = 8, progress: Callable[[int, int], None] | None = None
+) -> list[RunResult]:
+    """Train every configuration (test_size 0), batching the runs that share their draws;
+    results in the order of ``configs``."""
+    results: list[RunResult | None] = [None] * len(configs)
+    groups = group_by_draws(configs)
+    for done, group in enumerate(groups, start=1):
+        for index, result in zip(
+            group, simulate_group([configs[i] for i in group], chunk), strict=True
+        ):
+            results[index] = result
+        if progress:
+            progress(done, len(groups))
+    return [result for result in results if result is not None]
+
+
+__all__ = [
+    "simulate_batch",
+    "simulate_group",
+    "simulate_independent",
+    "train_together",
+    "group_by_draws",
+    "shared_draws_key",
+    "shared_setup",
+]
