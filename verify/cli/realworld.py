@@ -20,23 +20,9 @@ from typing import Any
 
 from theory.validation import InvalidParameter
 from verify.cli.common import Parser, add_executor_flags
+from verify.realworld.protocols import OVERRIDABLE
 
-OVERRIDE_FLAGS = (
-    "optimiser",
-    "learning_rate",
-    "schedule",
-    "batch_size",
-    "epochs",
-    "clip_norm",
-    "special_tokens",
-    "noise",
-    "init",
-    "head_fit",
-    "head_examples",
-    "head_epochs",
-    "eval_every",
-    "validation_size",
-)
+OVERRIDE_FLAGS = OVERRIDABLE
 
 
 def value_of(text: str | None) -> Any:
