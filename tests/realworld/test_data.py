@@ -347,7 +347,7 @@ def test_cells_not_run_are_listed_with_their_predicted_cost():
         for eta in (0.0, 0.1)
         for s in range(3)
     ]
-    runs += [{**_run_row(20, 0.2, 0, 0.8, 1.0), "dataset": "mnist"}]  # one seed of three
+    runs += [{**_run_row(n, 0.2, 0, 0.8, 1.0), "dataset": "mnist"} for n in (20, 200)]  # 1 of 3
     summary = summary_rows(runs)
     estimate = {
         "groups": [
@@ -357,9 +357,10 @@ def test_cells_not_run_are_listed_with_their_predicted_cost():
     rows = not_run_rows(summary, estimate)
     cells = {(r["protocol"], r["dataset"], r["n"], r["eta"]): r for r in rows}
     every = sum(len(g.etas) for g in GridSettings().groups())
-    assert len(rows) == every - 2  # the two full cells are run; the one-seed cell is not
+    assert len(rows) == every - 2  # the two full cells are run; the one-seed cells are not
     assert ("authors", "mnist", 200, 0.1) not in cells
-    assert cells["authors", "mnist", 200, 0.2]["predicted_hours"] == pytest.approx(1.0)
+    assert cells["authors", "mnist", 200, 0.2]["predicted_hours"] == pytest.approx(2 / 3)
+    assert cells["authors+cls", "tweets", 200, 0.2]["seeds_run"] == 0
     assert cells["authors", "mnist", 20, 0.2]["seeds_run"] == 1
     assert np.isnan(cells["gd", "tweets", 1000, 0.0]["predicted_hours"])  # not estimated
     record = {
@@ -372,7 +373,7 @@ def test_cells_not_run_are_listed_with_their_predicted_cost():
     text = report_markdown(summary, [], record, rows)
     assert (
         "## Cells of the grid not run" in text
-        and "| authors | mnist | 200 | 0.2 | 0/3 | 1.00 |" in text
+        and "| authors | mnist | 200 | 0.2 | 1/3 | 0.67 |" in text
     )
 
 

@@ -280,10 +280,12 @@ def not_run_section(not_run: list[dict]) -> list[str]:
         "## Cells of the grid not run\n",
         f"{len(not_run)} cells of the whole grid (protocols x data sets x n in {{20, 200, 1000}} "
         f"x eta in {{0, 0.1, 0.2}} x 3 seeds) have fewer seeds than asked. Not run for time: "
-        f"their predicted cost on one thread of this machine "
-        f"(`python -m verify realworld table --estimate`; a cell's share of its group: the "
-        f"group's time over its etas) sums to {hours:.1f} h.\n",
-        markdown_table(["protocol", "data set", "n", "eta", "seeds run", "predicted h"], rows),
+        f"the predicted cost of their missing seeds on one idle thread of this machine "
+        f"(`python -m verify realworld table --estimate`; the group's time over its etas and "
+        f"seeds) sums to {hours:.1f} h.\n",
+        markdown_table(
+            ["protocol", "data set", "n", "eta", "seeds run", "predicted h (missing seeds)"], rows
+        ),
     ]
 
 

@@ -96,8 +96,8 @@ def _factor_row(reference: dict, entry: dict, cells: dict, base: str, factor: st
 
 def not_run_rows(summary: list[dict[str, Any]], estimate: dict[str, Any] | None) -> list[dict]:
     """The cells of the whole grid (every grid protocol x data set x n x eta, 3 seeds) with
-    fewer seeds run than asked, each with the predicted one-thread cost of its share of its
-    group (the group's predicted time over its etas) when a cost estimate exists."""
+    fewer seeds run than asked, each with the predicted one-thread cost of its missing seeds
+    (the group's predicted time over its etas and seeds) when a cost estimate exists."""
     from verify.realworld.grid import GridSettings
 
     settings = GridSettings()
@@ -121,7 +121,9 @@ def not_run_rows(summary: list[dict[str, Any]], estimate: dict[str, Any] | None)
                         "eta": eta,
                         "seeds_run": done,
                         "seeds_asked": settings.seeds,
-                        "predicted_hours": group_seconds / len(group.etas) / 3600,
+                        "predicted_hours": group_seconds
+                        * (settings.seeds - done)
+                        / (len(group.etas) * settings.seeds * 3600),
                     }
                 )
     return rows
