@@ -6,6 +6,8 @@ exponentials are only ever taken of non-positive arguments.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from theory.validation import InvalidParameter
@@ -29,6 +31,17 @@ def reciprocal_two_plus_two_cosh(v: np.ndarray | float) -> np.ndarray:
     r"""Overflow-free :math:`\frac{1}{2 + 2\cosh v} = \frac{e^{-|v|}}{(1 + e^{-|v|})^2}`."""
     decay = np.exp(-np.abs(np.asarray(v, dtype=np.float64)))
     return decay / (1.0 + decay) ** 2
+
+
+def normal_cdf(x: float) -> float:
+    r"""The standard normal distribution function :math:`\Phi(x) = \tfrac12
+    \operatorname{erfc}(-x/\sqrt2)` of one float (no SciPy call: it sits inside quadratures)."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def normal_pdf(x: float) -> float:
+    r"""The standard normal density :math:`\phi(x) = e^{-x^2/2}/\sqrt{2\pi}` of one float."""
+    return math.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
 
 
 def exp_clipped(log_value: np.ndarray | float) -> np.ndarray:

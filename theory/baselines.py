@@ -30,6 +30,7 @@ import math
 import numpy as np
 import sympy as sp
 
+from theory._numerics import normal_cdf
 from theory.data_model import DataModel, token_groups
 from theory.proof import DERIVED, SYMBOLIC, Derivation
 
@@ -54,7 +55,7 @@ def uniform_attention_accuracy(model: DataModel) -> float:
     uniform attention."""
     mean_k = sum(g.count * g.score for g in model.groups) / model.T
     z = model.gamma0 * mean_k * math.sqrt(model.T) / model.score_noise
-    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+    return normal_cdf(z)
 
 
 def gaussian_loss(mean: float, sd: float) -> float:

@@ -17,9 +17,10 @@ from functools import cache
 
 import numpy as np
 import sympy as sp
-from scipy import integrate, optimize, stats
+from scipy import integrate, optimize
 
 from theory import rates
+from theory._numerics import normal_cdf, normal_pdf
 from theory.data_model import DataModel, Training
 from theory.proof import RECONSTRUCTION
 from theory.quadrature import g_prime, quadrature_gap
@@ -71,7 +72,7 @@ def _compiled(name: str, *arguments: str | bool):
         "signal_rate": rates.signal_rate,
         "memorisation_rate": lambda noisy: rates.memorisation_rate(noisy=noisy),
         "token_velocity": lambda group, noisy: rates.token_velocity(group, noisy),
-        "overfitting_ratio": rates.overfitting_ratio,
+        "overfitting_ratio": lambda: rates.overfitting_ratio(simplify=False),  # same numbers
         "test_signal_to_noise": rates.test_signal_to_noise,
     }
     expression = builders[name](*arguments)
@@ -111,11 +112,11 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
             continue
 
         def density(x, g=g, count=count):
-            value = count * stats.norm.pdf(x - leads[g])
+            value = count * normal_pdf(x - leads[g])
             for h, other in counts.items():
                 power = other - (1 if h == g else 0)
                 if power:
-                    value *= stats.norm.cdf(x - leads[h]) ** power
+                    value *= normal_cdf(x - leads[h]) ** power
             return value
 
         centre = leads[g]
@@ -159,7 +160,7 @@ def argmax_test_accuracy(model: DataModel, z: float) -> float:
     noise = model.score_noise / model.gamma0  # in units of gamma0
     return float(
         sum(
-            selection[g.name] * stats.norm.cdf(g.score / noise)
+            selection[g.name] * normal_cdf(g.score / noise)
             for g in model.groups
             if g.name in selection
         )
@@ -278,22 +279,48 @@ def overfitting_threshold(model: DataModel, training: Training) -> float:
     return rate(model, training, "overfitting_ratio") * model.n * model.snr**2
 
 
-def predict(
-    model: DataModel, training: Training | None = None, constants: dict[str, float] | None = None
-) -> Predictions:
-    """All predictions for the data model and training set-up (default: the paper's GD)."""
-    training = training or Training()
-    constants = {**PREDICTION_CONSTANTS, **(constants or {})}
+@dataclass(frozen=True)
+class Outcome:
+    """Theorem 4.1's verdict for one setting: the overfitting ratio (> 1: the noisy samples
+    get fitted), the test z and argmax test accuracy, the regime and the train accuracy."""
+
+    overfitting_ratio: float
+    test_z: float
+    test_accuracy: float
+    regime: str
+    train_accuracy: float
+
+
+def outcome(
+    model: DataModel,
+    training: Training,
+    benign_test_accuracy: float = PREDICTION_CONSTANTS["benign_test_accuracy"],
+) -> Outcome:
+    """The regime (not-overfitting unless the overfitting ratio exceeds 1; else benign when
+    the argmax test accuracy reaches ``benign_test_accuracy``, harmful below) and the
+    accuracies, without the rest of :func:`predict` (no velocities, selections or laws)."""
     ratio = rate(model, training, "overfitting_ratio")
     z = rate(model, training, "test_signal_to_noise")
     accuracy = argmax_test_accuracy(model, z)
     overfits = ratio > 1
     if not overfits:
         regime = "not-overfitting"
-    elif accuracy >= constants["benign_test_accuracy"]:
+    elif accuracy >= benign_test_accuracy:
         regime = "benign"
     else:
         regime = "harmful"
+    train = 1.0 if overfits else 1.0 - model.noisy_count / model.n
+    return Outcome(ratio, z, accuracy, regime, train)
+
+
+def predict(
+    model: DataModel, training: Training | None = None, constants: dict[str, float] | None = None
+) -> Predictions:
+    """All predictions for the data model and training set-up (default: the paper's GD)."""
+    training = training or Training()
+    constants = {**PREDICTION_CONSTANTS, **(constants or {})}
+    verdict = outcome(model, training, constants["benign_test_accuracy"])
+    ratio, z, overfits = verdict.overfitting_ratio, verdict.test_z, verdict.overfitting_ratio > 1
     clean = gap_velocities(model, training, noisy=False)
     noisy = gap_velocities(model, training, noisy=True) if model.n_weak_opposite else {}
     factor = constants["gap_bracket_factor"]
@@ -318,9 +345,9 @@ def predict(
         overfitting_threshold=overfitting_threshold(model, training),
         test_z=z,
         test_selection=test_selection(model, z),
-        test_accuracy=accuracy,
-        regime=regime,
-        train_accuracy=1.0 if overfits else 1.0 - model.noisy_count / model.n,
+        test_accuracy=verdict.test_accuracy,
+        regime=verdict.regime,
+        train_accuracy=verdict.train_accuracy,
         clean_selection=stage1_selection(model, training, noisy=False),
         noisy_selection=noisy_selection,
         noisy_fitting_time=noisy_fitting_time(model, training) if overfits else math.inf,
@@ -334,6 +361,8 @@ __all__ = [
     "Predictions",
     "GapLaw",
     "predict",
+    "Outcome",
+    "outcome",
     "gap_law",
     "token_velocities",
     "gap_velocities",

@@ -60,6 +60,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import mul
 from typing import Any
 
 import numpy as np
@@ -97,11 +98,14 @@ class Population:
     differences: np.ndarray = field(init=False, repr=False)
     #: :math:`w_k m_t`, tokens of each (type, slot) in the training set (derived).
     multiplicity: np.ndarray = field(init=False, repr=False)
+    #: The flow's arithmetic on Python floats (derived; see :class:`FlowKernel`).
+    kernel: FlowKernel = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         differences = self.scores[:, :, None] - self.scores[:, None, :]
         object.__setattr__(self, "differences", differences)
         object.__setattr__(self, "multiplicity", np.outer(self.weights, self.counts))
+        object.__setattr__(self, "kernel", FlowKernel(self))
 
     def slot(self, name: str) -> int:
         return self.names.index(name)
@@ -141,28 +145,104 @@ class Gradient:
     outputs: np.ndarray  # (K,): f / y*
 
 
+Rows = list[list[float]]
+
+
+class FlowKernel:
+    r"""The mean-field flow's arithmetic for one population, on Python floats: the state
+    has a few dozen numbers, for which NumPy's per-call overhead would dominate the
+    solver's time. Every formula of the flow is here once; the array functions below
+    (:func:`logit_gradient`, :func:`gram_product`, :func:`dot`, :func:`velocity`) call it."""
+
+    def __init__(self, pop: Population) -> None:
+        self.shape = pop.scores.shape
+        self.counts = pop.counts.tolist()
+        self.signal = pop.signal.tolist()
+        self.scores = pop.scores.tolist()
+        self.differences = pop.differences.tolist()
+        self.multiplicity = pop.multiplicity.tolist()
+        self.loss_scale = [v / pop.n for v in pop.varsigma.tolist()]
+        self.varsigma = pop.varsigma.tolist()
+        self.memorisation = pop.memorisation
+        self.half_strength = 0.5 * pop.signal_strength
+        self.kappa0 = pop.kappa0
+
+    def row_gradient(self, k: int, logits: list[float]) -> tuple[list[float], list[float], float]:
+        r""":math:`h_{k,t}` without cancellation (:math:`\bar\gamma_t - \bar f =
+        \sum_u m_u s_u(\bar\gamma_t - \bar\gamma_u)`), :math:`s_{k,t}` and :math:`\bar f_k`
+        for the samples of type ``k``."""
+        top = max(logits)
+        weights = [math.exp(a - top) for a in logits]
+        partition = sum(map(mul, weights, self.counts))
+        probabilities = [w / partition for w in weights]
+        mass = list(map(mul, probabilities, self.counts))
+        output = sum(map(mul, mass, self.scores[k]))
+        loss_weight = 0.5 * (1.0 - math.tanh(0.5 * self.varsigma[k] * output))
+        scale = -loss_weight * self.loss_scale[k]
+        h = [
+            scale * p * sum(map(mul, gaps, mass))
+            for p, gaps in zip(probabilities, self.differences[k], strict=True)
+        ]
+        return h, probabilities, output
+
+    def gradient(self, logits: Rows) -> tuple[Rows, Rows, list[float]]:
+        """:meth:`row_gradient` of every type: h, probabilities and outputs."""
+        rows = [self.row_gradient(k, row) for k, row in enumerate(logits)]
+        return [row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows]
+
+    def dot(self, x: Rows, h: Rows) -> float:
+        r""":math:`x\cdot h = \sum_k w_k \sum_t m_t x_{k,t} h_{k,t}` over every training token."""
+        return sum(
+            sum(map(mul, weights, map(mul, xs, hs)))
+            for weights, xs, hs in zip(self.multiplicity, x, h, strict=True)
+        )
+
+    def gram(self, h: Rows) -> tuple[Rows, float]:
+        r"""Mean-field :math:`(\mathcal G h)_{k,t}` and the signal row
+        :math:`(\mathcal G h)_\beta`."""
+        signal_row = self.half_strength * self.dot([self.signal] * len(h), h)
+        product = [
+            [self.memorisation * v + c * signal_row for v, c in zip(row, self.signal, strict=True)]
+            for row in h
+        ]
+        return product, signal_row
+
+    def derivative(self, y: list[float]) -> list[float]:
+        r"""The two-channel flow :math:`d/d\tau` of the packed state (:meth:`State.pack`)."""
+        rows, width = self.shape
+        size = rows * width
+        b_signal, s = y[-3], y[-1]
+        b = [y[k * width : (k + 1) * width] for k in range(rows)]
+        r = [y[size + k * width : size + (k + 1) * width] for k in range(rows)]
+        logits = [[u + s * v for u, v in zip(b[k], r[k], strict=True)] for k in range(rows)]
+        h = [self.row_gradient(k, logits[k])[0] for k in range(rows)]
+        gh, g_signal = self.gram(h)
+        shrink = self.dot(r, h) / s
+        kappa0 = self.kappa0
+        db = [
+            -kappa0 * g - u * shrink for k in range(rows) for g, u in zip(gh[k], b[k], strict=True)
+        ]
+        dr = [-s * g for row in gh for g in row]
+        tail = [-kappa0 * g_signal - b_signal * shrink, -s * g_signal, -self.dot(logits, h) / s]
+        return db + dr + tail
+
+
 def logit_gradient(pop: Population, logits: np.ndarray) -> Gradient:
-    r""":math:`h_{k,t}` without cancellation (:math:`\bar\gamma_t - \bar f =
-    \sum_u m_u s_u(\bar\gamma_t - \bar\gamma_u)`), :math:`s_{k,t}` and :math:`\bar f_k`."""
-    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probabilities = weights / (weights * pop.counts).sum(axis=1, keepdims=True)
-    mass = probabilities * pop.counts
-    centred = np.matmul(pop.differences, mass[:, :, None])[:, :, 0]
-    outputs = (mass * pop.scores).sum(axis=1)
-    loss_weight = 0.5 * (1.0 - np.tanh(0.5 * pop.varsigma * outputs))  # 1/(1 + e^{vs f})
-    h = -(loss_weight * pop.varsigma / pop.n)[:, None] * probabilities * centred
-    return Gradient(h, probabilities, outputs)
+    r""":math:`h_{k,t}`, :math:`s_{k,t}` and :math:`\bar f_k` (:meth:`FlowKernel.gradient`)."""
+    h, probabilities, outputs = pop.kernel.gradient(np.asarray(logits, dtype=float).tolist())
+    return Gradient(np.array(h), np.array(probabilities), np.array(outputs))
 
 
 def gram_product(pop: Population, h: np.ndarray) -> tuple[np.ndarray, float]:
-    r"""Mean-field :math:`(\mathcal G h)_{k,t}` and the signal row :math:`(\mathcal G h)_\beta`."""
-    signal_row = 0.5 * pop.signal_strength * dot(pop, pop.signal[None, :], h)
-    return pop.memorisation * h + pop.signal[None, :] * signal_row, signal_row
+    r"""Mean-field :math:`(\mathcal G h)_{k,t}` and the signal row (:meth:`FlowKernel.gram`)."""
+    product, signal_row = pop.kernel.gram(np.asarray(h, dtype=float).tolist())
+    return np.array(product), signal_row
 
 
 def dot(pop: Population, x: np.ndarray, h: np.ndarray) -> float:
-    r""":math:`x\cdot h = \sum_k w_k \sum_t m_t x_{k,t} h_{k,t}` over every training token."""
-    return float((pop.multiplicity * x * h).sum())
+    r""":math:`x\cdot h = \sum_k w_k \sum_t m_t x_{k,t} h_{k,t}` (:meth:`FlowKernel.dot`)."""
+    x = np.broadcast_to(np.asarray(x, dtype=float), pop.scores.shape)
+    return pop.kernel.dot(x.tolist(), np.asarray(h, dtype=float).tolist())
 
 
 @dataclass(frozen=True)
@@ -196,17 +276,10 @@ class State:
 
 
 def velocity(pop: Population, state: State) -> State:
-    r"""The two-channel mean-field flow :math:`d/d\tau` of every state variable."""
-    h = logit_gradient(pop, state.logits).h
-    gh, g_signal = gram_product(pop, h)
-    shrink = dot(pop, state.r, h) / state.s
-    return State(
-        b=-pop.kappa0 * gh - state.b * shrink,
-        r=-state.s * gh,
-        b_signal=-pop.kappa0 * g_signal - state.b_signal * shrink,
-        r_signal=-state.s * g_signal,
-        s=-dot(pop, state.logits, h) / state.s,
-    )
+    r"""The two-channel mean-field flow :math:`d/d\tau` of every state variable
+    (:meth:`FlowKernel.derivative`)."""
+    derivative = pop.kernel.derivative(state.pack().tolist())
+    return State.unpack(np.array(derivative), pop.scores.shape)
 
 
 def initial_state(pop: Population) -> tuple[float, State]:
@@ -313,8 +386,10 @@ def solve(
     if tau_eval is not None:
         u_eval = np.log1p(np.clip(np.asarray(tau_eval, dtype=float), tau0, tau_end))
 
+    derivative = pop.kernel.derivative
+
     def rhs(u: float, y: np.ndarray) -> np.ndarray:
-        return velocity(pop, State.unpack(y, shape)).pack() * math.exp(u)
+        return np.array(derivative(y.tolist())) * math.exp(u)
 
     solution = solve_ivp(
         rhs,
@@ -346,6 +421,7 @@ __all__ = [
     "Population",
     "population",
     "Gradient",
+    "FlowKernel",
     "logit_gradient",
     "gram_product",
     "dot",

@@ -33,12 +33,14 @@ Dropped terms (:func:`dropped_terms`):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
+from scipy.special import ndtr, ndtri
 
 from theory import stage2, stage2_laws
 from theory.data_model import DataModel, Training
@@ -46,7 +48,7 @@ from theory.predictions import argmax_test_accuracy, soft_test_accuracy
 from theory.validation import Real, require
 
 #: Median of the larger of two independent standard normals, :math:`\Phi^{-1}(2^{-1/2})`.
-FASTER_CLASS_QUANTILE = float(stats.norm.ppf(2**-0.5))
+FASTER_CLASS_QUANTILE = float(ndtri(2**-0.5))
 LN10 = math.log(10.0)
 #: Monte Carlo draws of the finite-temperature test accuracy (3 standard errors ~ 0.004).
 ACCURACY_SAMPLES = 100_000
@@ -99,12 +101,14 @@ def _horizon(training: Training, steps: float) -> float:
     return training.alpha * steps
 
 
-def _require_noisy(model: DataModel) -> None:
+def require_label_noise(model: DataModel) -> None:
+    """:class:`~theory.validation.InvalidParameter` unless ``model`` flips labels (the
+    noisy-sample predictions need noisy samples)."""
     require(
-        model.noisy_count > 0 or model.flip == "bernoulli",
+        model.noisy_count > 0 or (model.flip == "bernoulli" and model.eta > 0),
         "eta",
         model.eta,
-        "a label-noise rate that flips at least one label",
+        f"a label-noise rate that flips at least one of the n = {model.n} labels",
     )
 
 
@@ -117,7 +121,9 @@ def _solve_log_root(
 ) -> float | None:
     r"""Root of an increasing ``function`` of :math:`\log\|\mu\|`, bracketed by stepping
     from ``start`` by ``factor``; ``None`` if none lies in :math:`[10^{-6}, 10^{8}]`
-    times ``start``; the root to 0.2% in :math:`\|\mu\|`."""
+    times ``start``; the root to 0.2% in :math:`\|\mu\|`. Each point is evaluated once
+    (the bracket's ends are reused by the root finder)."""
+    function = functools.cache(function)
     origin = math.log(start)
     previous, value = origin, function(origin)
     step = math.log(factor) * (1 if value < 0 else -1)
@@ -162,7 +168,7 @@ def benign_not_boundary(model: DataModel, training: Training, steps: float) -> E
     rate); the model error is that correction, :math:`\sqrt{1 + \xi^*\delta_0} - 1`, since
     it is only estimated to first order (``mean_field`` keeps the symmetric root)."""
     horizon = _horizon(training, steps)
-    _require_noisy(model)
+    require_label_noise(model)
     cap = math.e * horizon
 
     def excess(log_mu: float) -> float:
@@ -212,7 +218,7 @@ def noisy_switch_time(model: DataModel, training: Training, max_steps: float = 1
     :math:`1 + \xi^*\delta_0` times the mean field's: half of the noisy samples have then
     switched); the model error is its relative distance to the symmetric flow's time."""
     tau_max = _horizon(training, max_steps)
-    _require_noisy(model)
+    require_label_noise(model)
 
     def run(scale: float) -> stage2.Trajectory:
         pop = stage2.population(model, training, scale)
@@ -310,11 +316,11 @@ def relevant_selection(model: DataModel, z: float) -> float:
     :func:`theory.predictions.test_selection`, by Gauss-Hermite quadrature)."""
     groups = {group.name: group for group in model.groups if group.count > 0}
     relevant = groups["R"]
-    product = relevant.count * stats.norm.cdf(_NODES) ** (relevant.count - 1)
+    product = relevant.count * ndtr(_NODES) ** (relevant.count - 1)
     for name, group in groups.items():
         if name != "R":
             lead = (float(relevant.signal) - float(group.signal)) * z
-            product = product * stats.norm.cdf(_NODES + lead) ** group.count
+            product = product * ndtr(_NODES + lead) ** group.count
     return float(_WEIGHTS @ product)
 
 
@@ -379,6 +385,7 @@ __all__ = [
     "ACCURACY_SAMPLES",
     "DroppedTerms",
     "dropped_terms",
+    "require_label_noise",
     "Estimate",
     "noisy_fitting_time",
     "benign_not_boundary",

@@ -8,6 +8,7 @@ The public entry points, imported on first use (so that ``import verify`` costs 
     result = verify.simulate(config)                    # train and record
     print(result.summary()["test_accuracy"])
     verify.write_run(result, "out/benign")              # config.json, summary.json, CSVs
+    forecast = verify.predict(config, 10**6)            # the theory's view: regime, boundaries
 
 Sub-packages by role: :mod:`verify.sim` (one run: configuration, data, kernels, engines,
 observables, the run's files), :mod:`verify.checks` (predictions against simulations,
@@ -35,9 +36,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.sim.simulate": ("simulate", "RunResult", "RunStatus"),
     "verify.sim.observables": ("relevant_saturation", "attention_gaps"),
     "verify.sim.run_files": ("write_run", "read_history"),
+    "verify.prediction": ("predict", "Prediction"),
     "verify.checks.suite": ("run_checks",),
-    "verify.checks.runs": ("measured_regime", "initial_velocities"),
-    "verify.checks.regimes": ("classify_regime", "RegimeThresholds"),
+    "verify.checks.drawn_runs": ("drawn_run", "initial_velocities"),
+    "verify.checks.regimes": ("classify_regime", "measured_regime", "RegimeThresholds"),
     "verify.checks.strategies": (
         "valid_configs",
         "single_violation",

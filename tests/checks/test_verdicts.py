@@ -1,9 +1,10 @@
 """The quick check's verdicts against the registry, and every check on wrong inputs.
 
-The quick evidence (the benign preset's seeds) is collected once for this module. A change
-in theory or simulation that flips any verdict fails here: every check must agree or
-disagree exactly as registered, and each must fail on a wrong prediction and (unless it is
-a conditional statement that holds at any query) on an untrained simulation.
+The quick evidence (the benign preset's seeds) is collected once per session
+(``conftest``). A change in theory or simulation that flips any verdict fails here: every
+check must agree or disagree exactly as registered, and each must fail on a wrong
+prediction and (unless it is a conditional statement that holds at any query) on an
+untrained simulation.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ import pytest
 
 from verify.checks.catalogue import DROPPED, HOLDS_UNTRAINED, REGISTERED_DISAGREEMENTS
 from verify.checks.registry import Verdict
-from verify.checks.suite import FULL, QUICK, checks_for, collect, judge, mutations, mutations_ok
+from verify.checks.suite import FULL, QUICK, checks_for, judge, mutations, mutations_ok
 
 
 @pytest.fixture(scope="module")
-def quick():
+def quick(quick_evidence):
     checks = checks_for(QUICK)
-    evidence = collect(QUICK)
-    return checks, evidence, judge(checks, evidence)
+    return checks, quick_evidence, judge(checks, quick_evidence)
 
 
 def test_quick_check_verdicts_are_the_registered_ones(quick):

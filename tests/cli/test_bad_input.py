@@ -64,6 +64,11 @@ CASES = [
     ("run --steps 1.5", [*RUN, "--steps", "1.5"], "steps"),
     ("run --eta 0.49 --n 2", [*RUN, "--eta", "0.49", "--n", "2"], "eta"),
     ("run --engine gpu", [*RUN, "--engine", "gpu"], "engine"),
+    (
+        "run --engine mp-flow, tolerance below the precision",
+        [*RUN, "--engine", "mp-flow", "--mp-dps", "20", "--mp-flow-tol", "1e-15"],
+        "mp_flow_tol",
+    ),
     ("run --engine dfree, uniform init", [*RUN, "--engine", "dfree"], "init"),
     (
         "run --engine dfree --data-from",
@@ -105,9 +110,10 @@ CASES = [
     ("longtime --steps 0", ["longtime", "--out", "{tmp}/l", "--steps", "0"], "steps"),
     ("longtime --seeds 0", ["longtime", "--out", "{tmp}/l", "--seeds", "0"], "seeds"),
     ("assumptions --delta 0", ["assumptions", "--delta", "0"], "delta"),
+    ("predict --steps 0", ["predict", "--steps", "0"], "steps"),
+    ("predict --eta 0", ["predict", "--eta", "0"], "eta"),
     ("precision --gaps nan", ["precision", "--gaps", "nan"], "gaps"),
     ("precision --reference-dps 0", ["precision", "--reference-dps", "0"], "reference_dps"),
-    ("check --seeds 0", ["check", "--seeds", "0"], "seeds"),
     ("unknown flag", ["run", "--dimension", "3"], None),
 ]
 

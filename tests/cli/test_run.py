@@ -192,3 +192,22 @@ def test_sigterm_keeps_the_finished_log_points(tmp_path):
     history = read_history(out / "history.csv")
     assert len(history["step"]) >= 2 and history["step"][-1] == summary["steps"]
     assert not (out / "history.partial.csv").exists()
+
+
+def test_run_with_the_mp_flow_engine_records_its_settings_and_mpmath(tmp_path, capsys):
+    out = tmp_path / "mp-flow"
+    arguments = "--d 16 --n 4 --T 3 --mu-norm 5 --steps 1e3 --log-geometric 4 --test-size 0"
+    solver = "--engine mp-flow --mp-dps 30 --mp-flow-tol 1e-14"
+    code = main(["run", *arguments.split(), *solver.split(), "--out", str(out), "--no-progress"])
+    assert code == 0
+    record = json.loads((out / "config.json").read_text())
+    assert record["config"]["solver"] == {
+        **record["config"]["solver"],
+        "engine": "mp-flow",
+        "mp_dps": 30,
+        "mp_flow_tol": 1e-14,
+    }
+    assert record["provenance"]["mpmath"] and "commit" in record["provenance"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["steps"] == 1e3
+    assert summary["solver_steps"] > 0

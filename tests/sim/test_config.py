@@ -28,6 +28,8 @@ from verify.sim.config import PRESETS, RunConfig, preset
         ({"steps": True}, "steps"),
         ({"init": "zeros"}, "init"),
         ({"mp_dps": 5}, "mp_dps"),
+        ({"mp_flow_tol": 0.0}, "mp_flow_tol"),
+        ({"engine": "mp-flow", "mp_dps": 30, "mp_flow_tol": 1e-25}, "mp_flow_tol"),
         ({"log_every": 1, "steps": 10**9}, "log_every"),
         ({"mu_norm": 1e150}, "mu_norm"),
         ({"n": 2, "eta": 0.3}, "eta"),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 REGIMES = ("harmful", "benign", "not-overfitting")
 
@@ -85,6 +86,12 @@ def test_accuracy(row: Mapping[str, float]) -> float:
     return value if math.isfinite(value) else row.get("test_accuracy", math.nan)
 
 
+def measured_regime(result: Any, thresholds: RegimeThresholds | None = None) -> str:
+    """The regime of a finished run (a :class:`~verify.sim.simulate.RunResult`) by the
+    mechanism, from its final row."""
+    return regimes_of(result.final, thresholds)["regime"]
+
+
 def regimes_of(
     row: Mapping[str, float], thresholds: RegimeThresholds | None = None
 ) -> dict[str, str]:
@@ -103,6 +110,7 @@ __all__ = [
     "REGIMES",
     "RegimeThresholds",
     "classify_regime",
+    "measured_regime",
     "practical_regime",
     "regimes_of",
     "selects_relevant",

@@ -1,9 +1,10 @@
 """Command line: ``python -m verify <command>``; ``--help`` on any command lists its flags.
 
-One module per command group (:mod:`~verify.cli.run`, :mod:`~verify.cli.check`,
-:mod:`~verify.cli.experiments`, :mod:`~verify.cli.realworld`); :mod:`~verify.cli.common`
-holds the shared flags and the one error path. Building the parser imports no NumPy,
-SciPy, SymPy or matplotlib: each command imports what it uses when it runs.
+One module per command group (:mod:`~verify.cli.run`, :mod:`~verify.cli.predict`,
+:mod:`~verify.cli.check`, :mod:`~verify.cli.experiments`, :mod:`~verify.cli.realworld`);
+:mod:`~verify.cli.common` holds the shared flags and the one error path. Building the
+parser imports no NumPy, SciPy, SymPy or matplotlib: each command imports what it uses
+when it runs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from verify.cli import check, experiments, realworld, run
+from verify.cli import check, experiments, predict, realworld, run
 from verify.cli.common import HelpFormatter, Parser, run_command
 
 DESCRIPTION = (
@@ -28,6 +29,7 @@ def build_parser(argv: Sequence[str] = ()) -> Parser:
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )
     run.register(commands, argv)
+    predict.register(commands, argv)
     check.register(commands)
     experiments.register(commands)
     realworld.register(commands)

@@ -84,7 +84,8 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
         engine not in DFREE_ENGINES,
         "engine",
         engine,
-        "dense, reduced, mp or flow with --data-from (a d-free engine samples its own data)",
+        "dense, reduced, mp, flow or mp-flow with --data-from (a d-free engine samples its "
+        "own data)",
     )
 
     for name in DATA_SHAPE:

@@ -28,7 +28,7 @@ from theory.validation import (
 )
 from theory.validation import Sequence as SequenceOf
 from verify.checks.regimes import RegimeThresholds
-from verify.sim.config import PRESETS, RunConfig, preset
+from verify.sim.config import DFREE_ENGINES, FLOW_ENGINES, PRESETS, RunConfig, preset
 
 
 @dataclass(frozen=True)
@@ -203,6 +203,11 @@ class ReproduceSettings(Validated):
 
 
 BRACKET = SequenceOf(Real(0.0, 1e6), min_length=2)
+#: Engines of the boundary sweep, and its rules for harmful|benign.
+BOUNDARY_ENGINES = ("reduced", "flow", "dfree", "dfree-flow")
+BOUNDARY_RULES = ("selection", "accuracy")
+#: Most GD steps per run of a stepping engine (reduced, dfree).
+MAX_GD_STEPS = 10**7
 
 
 @dataclass(frozen=True)
@@ -222,11 +227,37 @@ class BoundarySettings(Validated):
     n_fixed: int = parameter(20, Integer(1), "n of the d-sweep")
     d_fixed: int = parameter(2000, Integer(2), "d of the n-sweep")
     seeds: int = parameter(5, Integer(1, 10_000), "seeds per (d, n) (0..K-1)")
-    steps: int = parameter(1000, Integer(1), "training steps per run")
-    engine: str = parameter(
-        "reduced", Options(("reduced", "flow")), "reduced GD, or gradient flow for long horizons"
+    steps: int = parameter(
+        1000, Integer(1, 10**13), "training steps per run (above 1e7 only with a flow engine)"
     )
-    test_size: int = parameter(1000, Integer(1), "clean test sequences per run")
+    engine: str = parameter(
+        "reduced",
+        Options(BOUNDARY_ENGINES),
+        "reduced GD or gradient flow on tokens; dfree, dfree-flow: the same on statistics "
+        "sampled in law (cost independent of d, Gaussian init)",
+    )
+    test_size: int = parameter(
+        1000, Integer(1), "clean test sequences per run (none with the d-free engines)"
+    )
+    rule: str = parameter(
+        "selection",
+        Options(BOUNDARY_RULES),
+        "harmful|benign by the mechanism (selection: the population fraction of test "
+        "sequences selecting their relevant token crosses selection_level) or the practical "
+        "view (accuracy: the test accuracy crosses test_threshold)",
+    )
+    selection_level: float = parameter(
+        0.5,
+        Real(0.0, 1.0),
+        "harmful|benign (rule selection): the fraction of test sequences selecting R at "
+        "which the boundary lies",
+    )
+    bracket_units: str = parameter(
+        "absolute",
+        Options(("absolute", "scaled")),
+        "brackets in ||mu|| (absolute) or in units of the laws' scales (scaled: "
+        "sigma (d/n)^(1/4) for harmful|benign, sigma (d/n)^(1/2) for benign|not)",
+    )
     harmful_bracket: tuple[float, ...] = parameter(
         (1.0, 64.0), BRACKET, "initial ||mu|| bracket of the harmful|benign boundary"
     )
@@ -247,6 +278,13 @@ class BoundarySettings(Validated):
     overrides: tuple[tuple[str, Any], ...] = ()
 
     def check_relations(self) -> None:
+        require(
+            self.engine in FLOW_ENGINES or self.steps <= MAX_GD_STEPS,
+            "steps",
+            self.steps,
+            f"at most {MAX_GD_STEPS:.0e} with engine {self.engine} (the flow engines "
+            "flow and dfree-flow reach longer horizons)",
+        )
         for name in ("harmful_bracket", "overfit_bracket"):
             low, high = getattr(self, name)[:2]
             require(low < high, name, getattr(self, name), "two values low,high with low < high")
@@ -273,9 +311,20 @@ class BoundarySettings(Validated):
 
     @property
     def thresholds(self) -> RegimeThresholds:
-        return RegimeThresholds(test_accuracy=self.test_threshold)
+        return RegimeThresholds(
+            selects_relevant=self.selection_level, test_accuracy=self.test_threshold
+        )
+
+    @property
+    def dfree(self) -> bool:
+        """Whether the runs sample their statistics in law (no tokens, Gaussian init)."""
+        return self.engine in DFREE_ENGINES
 
     def config(self, d: int, n: int, mu_norm: float, seed: int) -> RunConfig:
+        """A run at (d, n, ||mu||, seed): the benign preset's other parameters, population
+        test metrics at the final point (Gaussian init and no test set with the d-free
+        engines)."""
+        dfree = {"init": "gaussian", "test_size": 0} if self.dfree else {}
         return preset(
             "benign",
             **{
@@ -288,9 +337,20 @@ class BoundarySettings(Validated):
                 "test_size": self.test_size,
                 "log_every": self.steps,
                 "log_geometric": 0,
+                "population": "final",
+                **dfree,
                 **dict(self.overrides),
             },
         )
+
+    def bracket(self, kind: str, d: int, n: int) -> tuple[float, float]:
+        """The initial ||mu|| bracket of boundary ``kind`` ("harmful" or "overfit") at (d, n)."""
+        low, high = getattr(self, f"{kind}_bracket")[:2]
+        if self.bracket_units == "absolute":
+            return low, high
+        sigma = self.config(d, n, 1.0, 0).model.sigma_eps
+        scale = sigma * (d / n) ** (0.25 if kind == "harmful" else 0.5)
+        return low * scale, high * scale
 
     def cases(self) -> list[tuple[str, int, int]]:
         """(sweep, d, n) pairs: the d-sweep at ``n_fixed`` and the n-sweep at ``d_fixed``."""

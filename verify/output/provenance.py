@@ -78,9 +78,10 @@ def provenance() -> dict[str, Any]:
         "scipy": scipy.__version__,
         "command": " ".join(sys.argv),
     }
-    sympy = sys.modules.get("sympy")
-    if sympy is not None:
-        record["sympy"] = sympy.__version__
+    for name in ("sympy", "mpmath"):  # recorded when a computation used them
+        module = sys.modules.get(name)
+        if module is not None:
+            record[name] = module.__version__
     return record
 
 

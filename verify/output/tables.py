@@ -93,9 +93,11 @@ def select(table: Mapping[str, np.ndarray], **equal: Any) -> dict[str, np.ndarra
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A GitHub-flavoured Markdown table."""
+    """A GitHub-flavoured Markdown table (a ``|`` inside a cell is escaped)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    lines += [
+        "| " + " | ".join(str(cell).replace("|", r"\|") for cell in row) + " |" for row in rows
+    ]
     return "\n".join(lines) + "\n"
 
 

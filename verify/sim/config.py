@@ -30,11 +30,13 @@ from theory.validation import (
     require,
 )
 
-ENGINES = ("dense", "reduced", "mp", "flow", "dfree", "dfree-flow")
+ENGINES = ("dense", "reduced", "mp", "flow", "mp-flow", "dfree", "dfree-flow")
 #: Engines that sample the reduced statistics in law (Gaussian W0 and noise), any d.
 DFREE_ENGINES = ("dfree", "dfree-flow")
 #: Engines that integrate gradient flow instead of stepping GD.
-FLOW_ENGINES = ("flow", "dfree-flow")
+FLOW_ENGINES = ("flow", "mp-flow", "dfree-flow")
+#: Decimal digits the mp-flow tolerance must stay above the working precision's.
+MP_FLOW_GUARD_DIGITS = 10
 
 #: Most log points a run may record (each holds per-sample attention and gaps).
 MAX_LOG_POINTS = 100_000
@@ -48,13 +50,31 @@ class Solver(Validated):
         "reduced",
         Options(ENGINES),
         "dense: literal d x d GD; reduced: the same GD in N = nT "
-        "coordinates; mp: reduced on mpmath numbers; flow: gradient flow; dfree, "
-        "dfree-flow: reduced GD or flow on statistics sampled in law, cost independent "
-        "of d (Gaussian init only; no finite test set)",
+        "coordinates; mp: reduced on mpmath numbers; flow: gradient flow; mp-flow: "
+        "gradient flow in mpmath (small problems); dfree, dfree-flow: reduced GD or flow on "
+        "statistics sampled in law, cost independent of d (Gaussian init only; no finite test "
+        "set)",
     )
-    mp_dps: int = parameter(50, Integer(15, 10_000), "decimal digits of the mp engine")
+    mp_dps: int = parameter(50, Integer(15, 10_000), "decimal digits of the mp and mp-flow engines")
     flow_rtol: float = parameter(1e-10, Real(0.0, 1.0), "relative tolerance of the flow solver")
     flow_atol: float = parameter(1e-12, Real(0.0, 1.0), "absolute tolerance of the flow solver")
+    mp_flow_tol: float = parameter(
+        1e-20,
+        Real(0.0, 1e-6, closed="right"),
+        "local tolerance of the mp-flow solver (relative, and absolute below size one)",
+    )
+
+    def check_relations(self) -> None:
+        if self.engine == "mp-flow":
+            floor = 10.0 ** (MP_FLOW_GUARD_DIGITS - self.mp_dps)
+            require(
+                self.mp_flow_tol >= floor,
+                "mp_flow_tol",
+                self.mp_flow_tol,
+                f"a tolerance >= 1e{MP_FLOW_GUARD_DIGITS - self.mp_dps} at mp_dps = "
+                f"{self.mp_dps} ({MP_FLOW_GUARD_DIGITS} digits above the working precision, so "
+                "that rounding stays far below it), or a larger mp_dps",
+            )
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ REPLICATES = 16
 SAFETY = 4.0
 #: Points per replicate start at 2**FIRST_EXPONENT and double while needed.
 FIRST_EXPONENT = 9
-#: Default largest number of points (all replicates together, per class): 2**14 each.
+#: Default largest number of points, all replicates together and per class (2**14 a replicate).
 MAX_POINTS = REPLICATES * 2**14
 #: Points evaluated at once (whole replicates; arrays of this many rows stay in cache).
 CHUNK_ROWS = 4096
@@ -114,8 +114,8 @@ GRID_STEP = 0.1
 LOGIT_SCALE_CAP = 1e12
 #: Standardised logit differences are clipped to +-DELTA_CLIP (Phi(9 - 60) = 0 in float64).
 DELTA_CLIP = 60.0
-#: Largest |xi_j| of the Sobol' normals (ndtri(2**-33) = -6.35); so |z_c,t| <= ||xi|| <=
-#: NORMAL_BOUND sqrt(T).
+#: Largest absolute value of the Sobol' normals (ndtri(2**-33) = -6.35); so every
+#: normal z of a sequence, and the norm of its T normals, is at most NORMAL_BOUND sqrt(T).
 NORMAL_BOUND = 6.4
 #: Gauss-Hermite orders for the loss: (largest S, order), each with error at most
 #: HERMITE_TABLE_ERROR over M in [-12, 12] (tests/sim/test_population.py measures it).

@@ -1,9 +1,10 @@
 """Engines: dense (literal float64), reduced (N = nT coordinates), mp (mpmath), flow (ODE),
-dfree and dfree-flow (reduced GD and flow on statistics sampled in law, any d).
+mp-flow (the ODE in mpmath), dfree and dfree-flow (reduced GD and flow on statistics sampled
+in law, any d).
 
 Each engine class lives in its own module and is imported when first asked for, so that a
 run imports only the engine it uses (the flow engine brings SciPy's ODE solvers, the mp
-engine mpmath).
+engines mpmath).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ ENGINE_CLASSES: dict[str, tuple[str, str]] = {
     "reduced": ("verify.sim.engines.reduced", "ReducedEngine"),
     "mp": ("verify.sim.engines.mp", "MpEngine"),
     "flow": ("verify.sim.engines.flow", "FlowEngine"),
+    "mp-flow": ("verify.sim.engines.mp_flow", "MpFlowEngine"),
     "dfree": ("verify.sim.engines.dfree", "DfreeEngine"),
     "dfree-flow": ("verify.sim.engines.dfree", "DfreeFlowEngine"),
 }

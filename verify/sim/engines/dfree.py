@@ -37,7 +37,7 @@ def dfree_statistics(config: RunConfig, data: object, W0: np.ndarray | None) -> 
         isinstance(data, ReducedData),
         "engine",
         engine,
-        "reduced, flow, dense or mp for data with tokens (engine "
+        "reduced, flow, dense, mp or mp-flow for data with tokens (engine "
         f"{engine} runs on the data it samples in law itself)",
     )
     require(W0 is None, "engine", engine, f"an engine other than {engine} for a given W0")

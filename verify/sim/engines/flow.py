@@ -134,12 +134,11 @@ class FlowEngine(ReducedEngine):
         solver = self._solver_for(target)
         if solver.t < target and solver.status == "running":
             before = solver.t
-            solver.step()
+            message = solver.step()
             self.solver_steps += 1
             if solver.status == "failed":
                 raise NonFiniteError(
-                    f"the flow solver failed near step "
-                    f"{math.expm1(solver.t) / alpha:g}: {solver.message}"
+                    f"the flow solver failed near step {math.expm1(solver.t) / alpha:g}: {message}"
                 )
             if self.events:
                 self._locate_events(before, solver)

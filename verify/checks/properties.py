@@ -1,0 +1,208 @@
+r"""What the property tests assert about one drawn configuration, as functions that raise.
+
+Each function compares a prediction with a measurement and raises its own subclass of
+:class:`PropertyFailure` (an ``AssertionError``) when they disagree, so a test can name the
+failure it expects and a wrong prediction fed in must make it raise:
+
+* :func:`check_initial_gap`: the noisy samples' mean initial gap velocity
+  :math:`\dot a_{W_-} - \dot a_R` of one draw lies within the kept velocity
+  :math:`\pm(|b| + k\,s)` (:math:`b` the dropped terms' mean, :math:`s` the standard
+  deviation of a draw's mean, :math:`k` = :data:`VELOCITY_SDS`), and where that interval
+  excludes 0 its sign is the predicted side of the benign | not-overfitting boundary
+  (positive: the noisy samples start to fit their flipped labels);
+* :func:`check_regime`: a run ends, by the mechanism
+  (:func:`verify.checks.regimes.classify_regime`), in the regime the prediction's
+  mechanism gives (:func:`mechanism_regime`): the theory's claim as it stands;
+* :func:`check_regime_as_registered`: the same with the registered disagreements: a run
+  predicted not to overfit ends benign (:data:`STAGE_TWO_SWITCH`: the stage-1 threshold
+  decides the initial velocities only), and with unequal classes a mismatch is accepted
+  only with its mechanism measured (:data:`CLASS_SPLIT`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from theory.data_model import DataModel
+from theory.predictions import Predictions
+from verify.checks.regimes import regimes_of
+from verify.checks.space import class_counts
+
+#: Standard deviations of a draw's mean allowed around the kept velocity (two-sided
+#: probability 6e-5 per draw for a normal mean), fixed before any run.
+VELOCITY_SDS = 4.0
+
+#: The registered disagreement for configurations predicted not to overfit (the
+#: catalogue's, measured on the paper's setting).
+STAGE_TWO_SWITCH = "regime is not-overfitting (1e12 steps) [not-overfitting]"
+
+#: The registered disagreement for classes of unequal size or flips.
+CLASS_SPLIT = "regime with unequal classes"
+
+#: Disagreements the property tests register, with their mechanism and numbers.
+PROPERTY_DISAGREEMENTS: dict[str, str] = {
+    CLASS_SPLIT: (
+        "the theory lets both signal components of the query grow at one rate, as if each "
+        "class held n/2 samples and n eta/2 flips; with an odd n or an odd number of flips "
+        "the class with the larger fraction of flips learns its signal more slowly, and once "
+        "rho beta_max > beta_min the weaker class's test sequences select the other class's "
+        "W- token: "
+        "at n = 6, T = 4, one flip, rho = 0.882, d = 234, ||mu|| = 52.9 (predicted benign, "
+        "argmax accuracy 0.972, test sequences selecting R 0.943) the learned query has "
+        "beta_+ = 0.711, beta_- = 0.965 (split 1.20), and at 1e9 stage-1 times 0.479 of "
+        "the test sequences select R (harmful by the mechanism), accuracy 0.528"
+    ),
+}
+
+
+class PropertyFailure(AssertionError):
+    """A property of one drawn configuration does not hold."""
+
+
+class VelocityOutside(PropertyFailure):
+    """A measured initial velocity lies outside its prediction's tolerance."""
+
+
+class RegimeMismatch(PropertyFailure):
+    """The measured regime is not the predicted one."""
+
+
+class DisagreementGone(PropertyFailure):
+    """A registered disagreement no longer shows: the theory now agrees (unexpected)."""
+
+
+def check_initial_gap(
+    measured: float, kept: float, bias: float, mean_sd: float, regime: str
+) -> float:
+    r"""Raise :class:`VelocityOutside` unless :math:`|m - v| \le |b| + k s`, and
+    :class:`RegimeMismatch` when :math:`m \pm (|b| + k s)` excludes 0 on the side the
+    predicted ``regime`` does not have. Returns the tolerance."""
+    tolerance = abs(bias) + VELOCITY_SDS * mean_sd
+    if not abs(measured - kept) <= tolerance:
+        raise VelocityOutside(
+            f"noisy gap velocity W- - R: measured {measured:.6g}, predicted {kept:.6g} "
+            f"+- {tolerance:.3g} (|bias| {abs(bias):.3g} + {VELOCITY_SDS} sd {mean_sd:.3g})"
+        )
+    overfits = regime != "not-overfitting"
+    if abs(measured) > tolerance and (measured > 0) != overfits:
+        raise RegimeMismatch(
+            f"predicted {regime}, but the noisy samples' W- - R velocity is {measured:.6g} "
+            f"(+- {tolerance:.3g}): they start to {'fit' if measured > 0 else 'keep'} "
+            "their flipped labels"
+        )
+    return tolerance
+
+
+def mechanism_regime(prediction: Predictions) -> str:
+    r"""The regime the prediction's mechanism gives: not overfitting when the overfitting
+    ratio is at most 1, else harmful when fewer than half of the test sequences select R
+    in the argmax limit (Lemma 4.8's test selection), benign otherwise."""
+    if prediction.overfitting_ratio <= 1:
+        return "not-overfitting"
+    return "benign" if prediction.test_selection.get("R", 0.0) >= 0.5 else "harmful"
+
+
+def _describe(final: Mapping[str, float]) -> str:
+    keys = ("noisy_fitted", "population_test_selects_relevant", "population_test_accuracy")
+    return ", ".join(f"{key} {final.get(key, math.nan):.3f}" for key in keys)
+
+
+def check_regime(prediction: Predictions, final: Mapping[str, float]) -> str:
+    """The theory's claim as it stands: raise :class:`RegimeMismatch` unless the run's final
+    state (a history row) is, by the mechanism, the regime :func:`mechanism_regime` gives.
+    Returns the measured regime."""
+    expected = mechanism_regime(prediction)
+    measured = regimes_of(final)["regime"]
+    if measured != expected:
+        raise RegimeMismatch(f"predicted {expected}, measured {measured}: {_describe(final)}")
+    return measured
+
+
+def class_split(rho: float, final: Mapping[str, float]) -> float:
+    r""":math:`\rho\,\beta_{\max}/\beta_{\min}` of the learned query, with
+    :math:`\beta_{\pm} = \langle q, \mu_{\pm1}\rangle/\|\mu\|`: above 1, the weaker class's
+    test sequences give the other class's :math:`W_-` token (logit
+    :math:`\rho\|\mu\|\beta_{\max}`) a larger mean logit than their R token
+    (:math:`\|\mu\|\beta_{\min}`); ``inf`` when a class has not learned its signal."""
+    low, high = sorted(
+        (final.get("q_signal_plus", math.nan), final.get("q_signal_minus", math.nan))
+    )
+    return rho * high / low if low > 0 else math.inf
+
+
+def weaker_class(model: DataModel) -> int | None:
+    """The class with the larger fraction of flipped labels (its signal component grows
+    more slowly), ``None`` when both have the same fraction."""
+    shares = {y: flipped / size for y, (size, flipped) in class_counts(model.n, model.eta).items()}
+    if shares[1] == shares[-1]:
+        return None
+    return 1 if shares[1] > shares[-1] else -1
+
+
+def learned_weaker_class(final: Mapping[str, float]) -> int:
+    """The class whose signal component of the learned query is smaller."""
+    return 1 if final.get("q_signal_plus", math.nan) < final.get("q_signal_minus", math.nan) else -1
+
+
+def check_stage_two_switch(prediction: Predictions, final: Mapping[str, float]) -> str:
+    r"""For a prediction of no overfitting: the run ends benign (registered disagreement
+    :data:`STAGE_TWO_SWITCH`: once the clean samples are fitted their loss weights fall,
+    the signal term that held the noisy samples on R collapses and their memorisation
+    overtakes it). Raise :class:`DisagreementGone` when the run does not overfit (the
+    theory agrees, unexpectedly) and :class:`RegimeMismatch` when it ends harmful."""
+    if mechanism_regime(prediction) != "not-overfitting":
+        raise RegimeMismatch(f"predicted {prediction.regime}: not a not-overfitting prediction")
+    measured = regimes_of(final)["regime"]
+    if measured == "not-overfitting":
+        raise DisagreementGone(
+            f"'{STAGE_TWO_SWITCH}' no longer shows: the run did not overfit ({_describe(final)})"
+        )
+    if measured != "benign":
+        raise RegimeMismatch(f"registered: benign after the switch; measured {measured}")
+    return measured
+
+
+def check_regime_as_registered(
+    prediction: Predictions, final: Mapping[str, float], balanced: bool
+) -> str:
+    """The regime at the horizon against the prediction with its registered disagreements:
+    :func:`check_stage_two_switch` for a prediction of no overfitting; otherwise
+    :func:`check_regime`, whose mismatch is accepted only as :data:`CLASS_SPLIT` registers
+    it: unequal classes (``balanced`` False), a learned split :func:`class_split` above 1,
+    and the weaker component the one of the class with more flips (:func:`weaker_class`).
+    Returns the measured regime."""
+    if mechanism_regime(prediction) == "not-overfitting":
+        return check_stage_two_switch(prediction, final)
+    try:
+        return check_regime(prediction, final)
+    except RegimeMismatch as mismatch:
+        split = class_split(prediction.model.rho, final)
+        weaker = (weaker_class(prediction.model), learned_weaker_class(final))
+        if balanced or not split > 1 or weaker[0] != weaker[1]:
+            detail = (
+                f"{mismatch} (classes balanced: {balanced}; split {split:.3g}; weaker class "
+                f"by flips {weaker[0]}, learned {weaker[1]})"
+            )
+            raise RegimeMismatch(detail) from mismatch
+        return regimes_of(final)["regime"]
+
+
+__all__ = [
+    "DisagreementGone",
+    "PropertyFailure",
+    "RegimeMismatch",
+    "STAGE_TWO_SWITCH",
+    "VELOCITY_SDS",
+    "VelocityOutside",
+    "check_initial_gap",
+    "CLASS_SPLIT",
+    "PROPERTY_DISAGREEMENTS",
+    "check_regime",
+    "check_regime_as_registered",
+    "class_split",
+    "learned_weaker_class",
+    "weaker_class",
+    "check_stage_two_switch",
+    "mechanism_regime",
+]

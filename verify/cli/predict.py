@@ -1,0 +1,89 @@
+"""``predict``: the theory's regime, accuracies and both boundaries for a configuration.
+
+Nothing is trained: the numbers come from :func:`verify.prediction.predict` at the
+horizon ``--steps`` (the run flag, default 1000). ``--json`` prints one JSON object with
+the configuration, the horizon and the provenance (package version, git commit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from verify.cli.common import HelpFormatter
+from verify.cli.run import add_config_flags, config_from_args, preset_named
+
+
+def _relative(error: float) -> str:
+    return "" if math.isnan(error) else f" +- {100 * error:.1f}%"
+
+
+def _mu(value: float) -> str:
+    return "none found" if math.isnan(value) else f"||mu|| = {value:.4g}"
+
+
+def report_lines(prediction: Any) -> list[str]:
+    """The human-readable report of a :class:`~verify.prediction.Prediction`."""
+    p, k = prediction, f"{prediction.steps:g}"
+    model, training = p.config.model, p.config.training
+    mean_field = p.boundary_benign_not_mean_field_mu
+    symmetric = "" if math.isnan(mean_field) else f"; symmetric mean field {mean_field:.4g}"
+    return [
+        f"configuration: d={model.d} n={model.n} T={model.T} rho={model.rho} eta={model.eta} "
+        f"||mu||={model.mu_norm:g} sigma={model.sigma_eps:g} alpha={training.alpha:g}; "
+        f"horizon {k} GD steps",
+        f"predicted regime (Theorem 4.1, stage 1): {p.regime} "
+        f"(n SNR^2 = {p.n_snr_sq:.4g}; overfitting below {p.overfitting_threshold:.4g})",
+        f"regime at {k} steps by the boundaries below: {p.regime_at_horizon}",
+        f"train accuracy (stage 1): {p.train_accuracy:.4f}",
+        f"test accuracy (stage 1, argmax limit): {p.test_accuracy_argmax:.4f}",
+        f"test accuracy at {k} steps (stage 2): {p.test_accuracy:.4f} "
+        f"+- {p.test_accuracy_error:.4f}; test sequences selecting R: {p.selects_relevant:.4f}",
+        f"test accuracy of uniform attention (baseline): {p.uniform_test_accuracy:.4f}",
+        f"boundary harmful | benign at {k} steps: {_mu(p.boundary_harmful_benign_mu)}"
+        f"{_relative(p.boundary_harmful_benign_error)} (below it fewer than half of the test "
+        "sequences select R)",
+        f"boundary benign | not-overfitting at {k} steps: {_mu(p.boundary_benign_not_mu)}"
+        f"{_relative(p.boundary_benign_not_error)}{symmetric} (above it fewer than half of "
+        "the noisy samples are fitted)",
+        f"note: {p.note}",
+    ]
+
+
+def command_predict(args: argparse.Namespace) -> int:
+    from verify.prediction import predict
+
+    prediction = predict(config_from_args(args))  # checks the inputs before any work
+    if args.json:
+        from verify.output.provenance import provenance
+
+        record = {**prediction.as_dict(), "provenance": provenance()}
+        print(json.dumps(record, allow_nan=False))
+    else:
+        print("\n".join(report_lines(prediction)))
+    return 0
+
+
+def register(commands: Any, argv: Sequence[str]) -> None:
+    parser = commands.add_parser(
+        "predict",
+        help="the theory's regime, accuracies and both regime boundaries (no training)",
+        formatter_class=HelpFormatter,
+        description="What the theory predicts for a configuration after --steps GD steps "
+        "(the horizon, default 1000), without training: the regime, the train and test "
+        "accuracies (and uniform attention's), and the harmful | benign and benign | "
+        "not-overfitting boundaries in ||mu|| at the configuration's d and n, each number "
+        "with its stated error where the theory gives one. The stage-2 predictions are "
+        "the package's own reconstruction.",
+    )
+    add_config_flags(parser, preset_named(argv))
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object (with the provenance)"
+    )
+    parser.set_defaults(handler=command_predict)
+
+
+__all__ = ["register", "command_predict", "report_lines"]
