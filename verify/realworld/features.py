@@ -1,10 +1,12 @@
-"""Cache of the hidden states entering the last layer, computed once per example.
+"""Cache of what the frozen backbone computes, once per example.
 
-The backbone below the last layer is frozen, so these states never change: they
-are computed once for a pool of examples and stored in
-``<cache>/features/<dataset>-<key>.pt``, keyed by the backbone's identity
-(weights' checksum and preprocessing), the data set and the example indices.
-Files are written atomically; a corrupt or mismatching file is recomputed.
+The backbone below the last layer is frozen, so the hidden states entering the
+last layer never change; nor does the pre-trained model's output row that the
+head phase reads. Both are computed once for a pool of examples and stored in
+``<cache>/features/<dataset>-[head-]<key>.pt``, keyed by the backbone's identity
+(weights' checksum and preprocessing, special tokens included), the data set and
+the examples. Files are written atomically; a corrupt or mismatching file is
+recomputed.
 """
 
 from __future__ import annotations
@@ -51,26 +53,34 @@ def cache_key(identity: dict, data, indices: np.ndarray) -> str:
     return digest.hexdigest()[:20]
 
 
+def _load(path: Path, rows: int) -> dict[str, torch.Tensor] | None:
+    """The tensors stored at ``path`` if it is readable and holds ``rows`` examples."""
+    if not path.is_file():
+        return None
+    try:
+        stored = torch.load(path, weights_only=True)
+    except (OSError, RuntimeError, KeyError, EOFError, ValueError):
+        stored = None
+    if stored is not None and all(t.shape[0] == rows for t in stored.values()):
+        return stored
+    path.unlink(missing_ok=True)  # unreadable or not these examples: recompute
+    return None
+
+
+def _store(path: Path, tensors: dict[str, torch.Tensor]) -> None:
+    buffer = io.BytesIO()
+    torch.save({k: v.contiguous() for k, v in tensors.items()}, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
 def cached_last_layer_inputs(
     backbone, data, indices: np.ndarray, progress: bool = False
 ) -> LastLayerInputs:
     """The last layer's inputs for ``data[indices]``, from the cache or computed and cached."""
-    key = cache_key(backbone.identity, data, indices)
-    path = feature_directory() / f"{data.name}-{key}.pt"
-    if path.is_file():
-        try:
-            stored = torch.load(path, weights_only=True)
-            hidden, mask = stored["hidden"], stored["token_mask"]
-            readable = True
-        except (OSError, RuntimeError, KeyError, EOFError, ValueError):
-            readable = False
-        if (
-            readable
-            and hidden.shape[0] == len(indices) == mask.shape[0]
-            and hidden.shape[:2] == mask.shape
-        ):
-            return LastLayerInputs(hidden, mask)
-        path.unlink(missing_ok=True)  # unreadable or not these examples: recompute
+    path = feature_directory() / f"{data.name}-{cache_key(backbone.identity, data, indices)}.pt"
+    stored = _load(path, len(indices))
+    if stored is not None and stored["hidden"].shape[:2] == stored["token_mask"].shape:
+        return LastLayerInputs(stored["hidden"], stored["token_mask"])
     subset = data.subset(indices)
     if data.modality == "text":  # one tokenisation: every chunk padded to the pool's length
         inputs = backbone.last_layer_inputs(subset)
@@ -92,7 +102,18 @@ def cached_last_layer_inputs(
         inputs = LastLayerInputs(
             torch.cat([c.hidden for c in chunks]), torch.cat([c.token_mask for c in chunks])
         )
-    buffer = io.BytesIO()
-    torch.save({"hidden": inputs.hidden.contiguous(), "token_mask": inputs.token_mask}, buffer)
-    atomic_write_bytes(path, buffer.getvalue())
+    _store(path, {"hidden": inputs.hidden, "token_mask": inputs.token_mask})
     return inputs
+
+
+def cached_head_features(backbone, data, indices: np.ndarray) -> torch.Tensor:
+    """The pre-trained model's output row read by the head (token 0, after the final norm
+    for vision) for ``data[indices]`` ``[N, D]``, from the cache or computed and cached."""
+    key = cache_key({**backbone.identity, "output": "token-0"}, data, indices)
+    path = feature_directory() / f"{data.name}-head-{key}.pt"
+    stored = _load(path, len(indices))
+    if stored is not None:
+        return stored["features"]
+    features = backbone.cls_output(data.subset(indices))
+    _store(path, {"features": features})
+    return features
