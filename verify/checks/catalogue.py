@@ -496,32 +496,32 @@ def crossing(mu: np.ndarray, values: np.ndarray, level: float) -> float:
     return float(np.exp(np.log(mu[i]) + fraction * (np.log(mu[i + 1]) - np.log(mu[i]))))
 
 
-def boundary_checks(p: Predictions) -> list[Check]:
-    r"""Where the benign | not-overfitting boundary lies, in n SNR^2 at the benign preset's
-    (d, n): by the stage-1 velocity sign, and by the training outcome after 1000 steps
-    against the stage-1 threshold and against the stage-2 mean field
-    (:func:`theory.stage2_predictions.benign_not_boundary`, its relative error in
-    :math:`\|\mu\|` squared into n SNR^2)."""
-    theta, model = p.overfitting_threshold, p.model
+def n_snr_sq(model: Any, mu: float) -> float:
+    r""":math:`n\,\mathrm{SNR}^2 = n\|\mu\|^2 / (\sigma_\epsilon^2 d)` of ``model`` at
+    :math:`\|\mu\| =` ``mu``."""
+    return model.n * (mu / (model.sigma_eps * math.sqrt(model.d))) ** 2
 
-    def n_snr_sq(mu: float) -> float:
-        return model.n * (mu / (model.sigma_eps * math.sqrt(model.d))) ** 2
 
-    def scan_crossings(ev: Evidence, key: str, level: float) -> np.ndarray:
-        return np.array(
-            [
-                n_snr_sq(crossing(np.asarray(scan["mu"]), np.asarray(scan[key]), level))
-                for scan in ev.scans
-            ]
-        )
+def scan_crossings(model: Any, ev: Evidence, key: str, level: float) -> np.ndarray:
+    """Per boundary scan, the n SNR^2 where ``key`` crosses ``level`` (log-interpolated)."""
+    return np.array(
+        [
+            n_snr_sq(model, crossing(np.asarray(scan["mu"]), np.asarray(scan[key]), level))
+            for scan in ev.scans
+        ]
+    )
 
+
+def velocity_sign(p: Predictions) -> Any:
+    """Measure: the seed mean of the n SNR^2 where the mean initial noisy gap velocity
+    changes sign, against the stage-1 threshold within :func:`crossing_shift`."""
     shift = crossing_shift(p)
 
-    def velocity_sign(ev: Evidence, claim: float | None = None) -> Measurement:
-        values = scan_crossings(ev, "noisy_velocity", 0.0)
+    def measure(ev: Evidence, claim: float | None = None) -> Measurement:
+        values = scan_crossings(p.model, ev, "noisy_velocity", 0.0)
         mean, interval = mean_interval(values)
         return compare(
-            theta if claim is None else claim,
+            p.overfitting_threshold if claim is None else claim,
             mean,
             interval,
             f"{values.size} seeds",
@@ -530,48 +530,60 @@ def boundary_checks(p: Predictions) -> list[Check]:
             "mean initial noisy gap velocity changes sign (log-interpolated scan)",
         )
 
+    return measure
+
+
+def training_outcome(model: Any, predicted: float, relative_error: float) -> Any:
+    """Measure: the seeds' geometric mean of the n SNR^2 where half of the noisy samples
+    are fitted after 1000 steps, against ``predicted`` within ``relative_error``."""
+
+    def measure(ev: Evidence, claim: float | None = None) -> Measurement:
+        values = scan_crossings(model, ev, "noisy_fitted", 0.5)
+        ratio, interval = ratio_interval(values)
+        return compare(
+            predicted if claim is None else claim,
+            ratio,
+            interval,
+            f"{values.size} seeds",
+            predicted * relative_error,
+            "geometric mean over seeds of the n SNR^2 where the fraction of noisy "
+            "samples fitted after 1000 steps drops below 1/2",
+        )
+
+    return measure
+
+
+def boundary_checks(p: Predictions) -> list[Check]:
+    r"""Where the benign | not-overfitting boundary lies, in n SNR^2 at the benign preset's
+    (d, n): by the stage-1 velocity sign, and by the training outcome after 1000 steps
+    against the stage-1 threshold and against the stage-2 mean field
+    (:func:`theory.stage2_predictions.benign_not_boundary`, its relative error in
+    :math:`\|\mu\|` squared into n SNR^2)."""
     from theory.stage2_predictions import benign_not_boundary
 
-    late = benign_not_boundary(model, p.training, 1000)
-    late_theta, late_error = n_snr_sq(late.value), (1 + late.model_error) ** 2 - 1
-
-    def training_outcome(predicted: float, relative_error: float) -> Any:
-        def measure(ev: Evidence, claim: float | None = None) -> Measurement:
-            values = scan_crossings(ev, "noisy_fitted", 0.5)
-            ratio, interval = ratio_interval(values)
-            return compare(
-                predicted if claim is None else claim,
-                ratio,
-                interval,
-                f"{values.size} seeds",
-                predicted * relative_error,
-                "geometric mean over seeds of the n SNR^2 where the fraction of noisy "
-                "samples fitted after 1000 steps drops below 1/2",
-            )
-
-        return measure
-
+    late = benign_not_boundary(p.model, p.training, 1000)
+    late_theta, late_error = n_snr_sq(p.model, late.value), (1 + late.model_error) ** 2 - 1
     return [
         Check(
             "stage-1 noisy velocity changes sign at the threshold",
             "Lemma 4.6 (stage 1), Theorem 4.1's criterion",
             STAGE1,
             AGREE,
-            velocity_sign,
+            velocity_sign(p),
         ),
         Check(
             "benign | not-overfitting boundary after 1000 steps (stage-1 threshold)",
             "Theorem 4.1",
             PAPER,
             AGREE,
-            training_outcome(theta, 0.0),
+            training_outcome(p.model, p.overfitting_threshold, 0.0),
         ),
         Check(
             "benign | not-overfitting boundary after 1000 steps (stage-2 flow)",
             "Theorem 4.1, stage 2 (this package's mean field)",
             PAPER,
             AGREE,
-            training_outcome(late_theta, late_error),
+            training_outcome(p.model, late_theta, late_error),
         ),
     ]
 
