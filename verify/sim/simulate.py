@@ -290,14 +290,17 @@ def health_warnings(config: RunConfig, row: dict[str, float], warned: set[str]) 
     return out
 
 
-#: Seconds between evaluations of the captured log points (test logits and norms are
-#: evaluated many points at a time; a run killed outright loses at most this much).
-FLUSH_SECONDS = 1.0
+#: Captured log points completed together (their test logits and norms in one stacked
+#: product). A fixed count, not a time: the rounding of a stacked product depends on how
+#: many points it stacks, so batches set by the clock would make the same seed give
+#: numbers that differ in the last digits on a busy machine. A run killed outright (not
+#: by Ctrl-C or SIGTERM, which complete what was captured) loses at most this many points.
+FLUSH_POINTS = 16
 
 
 class Recorder:
     """Captures log points as the run reaches them and completes them in batches: every
-    :data:`FLUSH_SECONDS`, at the end, and when the run stops early."""
+    :data:`FLUSH_POINTS` points, at the end, and when the run stops early."""
 
     def __init__(
         self,
@@ -310,18 +313,16 @@ class Recorder:
         self.on_record, self.on_warning = on_record, on_warning
         self.pending: list[Capture] = []
         self.warned: set[str] = set()
-        self.flushed_at = time.perf_counter()
 
     def capture(self) -> None:
         self.pending.append(capture(self.result, self.engine))
-        if time.perf_counter() - self.flushed_at >= FLUSH_SECONDS:
+        if len(self.pending) >= FLUSH_POINTS:
             self.flush()
 
     def flush(self) -> None:
         """Complete the pending points; a non-finite quantity keeps the points up to the
         failing one and raises :class:`NonFiniteError`."""
         captured, self.pending = self.pending, []
-        self.flushed_at = time.perf_counter()
         start = len(self.result.history)
         for index, row in enumerate(complete(self.result, captured, self.engine)):
             if self.on_record:
