@@ -19,11 +19,10 @@ states stay in the processor's cache.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from verify.sim.engines.base import ensure_finite, single_blas_thread
+from verify.sim.engines.run_view import RunView
 from verify.sim.kernels import logit_gradient, score_differences
 from verify.sim.statistics import ReducedSetup, Statistics
 
@@ -158,46 +157,16 @@ class BatchedGD:
         return BatchedRunView(self, run)
 
 
-class BatchedRunView:
-    """One run of a :class:`BatchedGD`, with the observables of a single engine (the query
-    is seen through its moments; there is no finite test set)."""
+class BatchedRunView(RunView):
+    """One run of a :class:`BatchedGD`: its statistics are the shared set-up's with the
+    run's signal added, formed when first read."""
 
-    def __init__(self, batch: BatchedGD, run: int):
-        self.batch, self.run = batch, run
-        self._statistics: Statistics | None = None
-
-    @property
-    def steps_done(self) -> float:
-        return float(self.batch.steps_done)
-
-    @property
-    def statistics(self) -> Statistics:
-        if self._statistics is None:
-            self._statistics = self.batch.setup.statistics(self.batch.S[self.run])
-        return self._statistics
-
-    @property
-    def invariant_scale(self) -> float:
-        return self.batch.setup.invariant_scale
+    def build_statistics(self) -> Statistics:
+        return self.batch.setup.statistics(self.batch.S[self.run])
 
     def train_logits(self) -> np.ndarray:
         _, logits = self.batch._logits(slice(self.run, self.run + 1))
         return logits.reshape(self.batch.n, self.batch.T)
-
-    def query_moments(self) -> tuple[float, np.ndarray]:
-        return self.statistics.query_moments(self.batch.a[self.run], self.batch.M[self.run])
-
-    def test_logits(self) -> np.ndarray:
-        return np.zeros((0, self.batch.T))
-
-    def snapshot(self) -> tuple[np.ndarray, dict[str, float]]:
-        return self.test_logits(), self.parameter_norms()
-
-    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
-        return list(snapshots)
-
-    def parameter_norms(self) -> dict[str, float]:
-        return self.statistics.parameter_norms(self.batch.a[self.run], self.batch.M[self.run])
 
 
 __all__ = ["BatchedGD", "BatchedRunView"]

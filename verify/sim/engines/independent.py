@@ -22,11 +22,11 @@ engine (or of the reduced engine, from each seed's
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from verify.sim.engines.base import ensure_finite, single_blas_thread
+from verify.sim.engines.run_view import RunView
 from verify.sim.kernels import logit_gradient, score_differences
 from verify.sim.statistics import Statistics
 
@@ -102,41 +102,15 @@ class IndependentGD:
         return IndependentRunView(self, run)
 
 
-class IndependentRunView:
-    """Run ``run`` of an :class:`IndependentGD`, as :func:`verify.sim.simulate.record`
-    reads an engine."""
+class IndependentRunView(RunView):
+    """Run ``run`` of an :class:`IndependentGD`, on its own statistics."""
 
-    def __init__(self, batch: IndependentGD, run: int):
-        self.batch, self.run = batch, run
-        self.statistics = batch.statistics[run]
-
-    @property
-    def steps_done(self) -> float:
-        return float(self.batch.steps_done)
-
-    @property
-    def invariant_scale(self) -> float:
-        return self.statistics.invariant_scale
+    def build_statistics(self) -> Statistics:
+        return self.batch.statistics[self.run]
 
     def train_logits(self) -> np.ndarray:
         logits = self.batch.logits(slice(self.run, self.run + 1))
         return logits.reshape(self.batch.scores.shape[1:])
-
-    def query_moments(self) -> tuple[float, np.ndarray]:
-        return self.statistics.query_moments(self.batch.a[self.run], self.batch.M[self.run])
-
-    def test_logits(self) -> np.ndarray:
-        return np.zeros((0, self.batch.scores.shape[-1]))
-
-    def snapshot(self) -> tuple[np.ndarray, dict[str, float]]:
-        """Evaluated at once: there is no test set to read."""
-        return self.test_logits(), self.parameter_norms()
-
-    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
-        return list(snapshots)
-
-    def parameter_norms(self) -> dict[str, float]:
-        return self.statistics.parameter_norms(self.batch.a[self.run], self.batch.M[self.run])
 
 
 __all__ = ["IndependentGD", "IndependentRunView"]
