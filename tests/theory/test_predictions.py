@@ -7,8 +7,13 @@ import sympy as sp
 
 from theory import rates
 from theory.assumptions import ASSUMPTIONS, assess, symbol_values
-from theory.data_model import DataModel
-from theory.predictions import argmax_test_accuracy, predict, soft_test_accuracy
+from theory.data_model import DataModel, Training
+from theory.predictions import (
+    argmax_test_accuracy,
+    overfitting_threshold,
+    predict,
+    soft_test_accuracy,
+)
 from theory.symbols import d, eta, mu_norm, n, rho, sigma_eps
 
 ONE_PER_GROUP = {rates.n_R: 1, rates.n_A: 1, rates.n_O: 1}
@@ -75,6 +80,16 @@ def test_ratio_scales_like_one_over_n_snr_squared():
     c = predict(DataModel(d=2000, n=20, T=8, mu_norm=40)).overfitting_ratio
     assert b / a == pytest.approx(4, rel=1e-12)
     assert a / c == pytest.approx(4, rel=1e-12)
+
+
+def test_overfitting_threshold_depends_on_T_and_rho_but_not_on_d():
+    """The phase diagram draws the benign|not-overfitting boundary from one threshold on
+    n SNR^2 for every d; that is right only while the threshold is free of d."""
+    training = Training()
+    at = {d_: overfitting_threshold(DataModel(d=d_), training) for d_ in (250, 1000, 5000)}
+    assert max(at.values()) == pytest.approx(min(at.values()), rel=1e-12)
+    assert overfitting_threshold(DataModel(d=5000, T=16), training) < 0.9 * at[5000]
+    assert overfitting_threshold(DataModel(d=500, rho=0.5), training) > 2 * at[250]
 
 
 def test_soft_test_accuracy_tends_to_argmax_limit():

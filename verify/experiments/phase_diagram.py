@@ -37,7 +37,9 @@ CELL_QUANTITIES = (
 
 def column_points(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
     r"""One sweep point per (d, seed): the column's first configuration and its values of
-    :math:`\|\mu\|` (the worker derives the others from it)."""
+    :math:`\|\mu\|` (the worker derives the others from it). Largest d first: a column's
+    set-up costs :math:`O(d^2 N)`, and starting the costliest columns first lets the
+    workers finish together."""
     return [
         {
             "d": d,
@@ -45,14 +47,9 @@ def column_points(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
             "config": settings.config(d, settings.mu_values[0], seed).to_dict(),
             "mu_values": list(settings.mu_values),
         }
-        for d in settings.d_values
+        for d in sorted(settings.d_values, reverse=True)
         for seed in range(settings.seeds)
     ]
-
-
-#: Runs of a column advanced together in one array program (their M matrices, 0.2 MB a run
-#: at N = 160, stay in cache by the chunk).
-COLUMN_CHUNK = 13
 
 
 def phase_column(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -62,7 +59,7 @@ def phase_column(point: Mapping[str, Any]) -> dict[str, Any]:
 
     first = RunConfig.from_dict(point["config"])
     configs = [first.replace(mu_norm=mu) for mu in point["mu_values"]]
-    results = simulate_group(configs, chunk=COLUMN_CHUNK)
+    results = simulate_group(configs)
     return {
         "cells": [
             {
@@ -79,7 +76,8 @@ def phase_column(point: Mapping[str, Any]) -> dict[str, Any]:
 def cell_rows(
     records: Sequence[Mapping[str, Any]], settings: PhaseDiagramSettings, n: int = 20
 ) -> list[dict[str, Any]]:
-    """One row per cell: (d, ||mu||, seed), its final quantities and its regime."""
+    """One row per cell: (d, ||mu||, seed), its final quantities and its regime; sorted by
+    d, seed and ||mu||."""
     rows = []
     for record in records:
         d, seed = record["point"]["d"], record["point"]["seed"]
@@ -96,29 +94,28 @@ def cell_rows(
             row.update(regimes_of(row, RegimeThresholds(test_accuracy=settings.test_threshold)))
             row["status"] = cell.get("status", "")
             rows.append(row)
-    return rows
+    return sorted(rows, key=lambda row: (row["d"], row["seed"], row["mu_norm"]))
 
 
 def theory_rows(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
     r"""The theory's benign | not-overfitting boundary over the grid's d: the stage-1
     threshold :math:`\|\mu\| = \sqrt{\theta\,\sigma_\epsilon^2 d / n}` of
-    :func:`theory.predictions.overfitting_threshold`."""
+    :func:`theory.predictions.overfitting_threshold` (:math:`\theta`, a threshold on
+    :math:`n\,\mathrm{SNR}^2`, does not depend on d: computed once)."""
     from theory.predictions import overfitting_threshold
 
-    rows = []
-    for d in np.linspace(min(settings.d_values), max(settings.d_values), 60):
-        config = settings.config(int(round(d)), 20.0, 0)
-        model = config.model
-        theta = overfitting_threshold(model, config.training)
-        rows.append(
-            {
-                "boundary": "benign|not-overfitting (stage 1)",
-                "label": f"stage-1 n SNR² = {theta:.3g} (theory)",
-                "d": model.d,
-                "mu_norm": math.sqrt(theta * model.sigma_eps**2 * model.d / model.n),
-            }
-        )
-    return rows
+    config = settings.config(min(settings.d_values), 20.0, 0)
+    model = config.model
+    theta = overfitting_threshold(model, config.training)
+    return [
+        {
+            "boundary": "benign|not-overfitting (stage 1)",
+            "label": f"stage-1 n SNR² = {theta:.3g} (theory)",
+            "d": int(round(d)),
+            "mu_norm": math.sqrt(theta * model.sigma_eps**2 * round(d) / model.n),
+        }
+        for d in np.linspace(min(settings.d_values), max(settings.d_values), 60)
+    ]
 
 
 def compute_phase_diagram(

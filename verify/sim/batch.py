@@ -1,10 +1,11 @@
-r"""Many runs at once: runs that share their draws train together on the batched engine.
+r"""Many runs at once: runs that share their draws share their set-up and train together.
 
 Configurations are grouped by everything their random draws depend on (seed, d, n, T,
 the noise level, the label noise and the initialisation); within a group the noise
 tokens and :math:`W_0` are drawn once, their products with :math:`W_0` computed once
 (:class:`~verify.sim.statistics.ReducedSetup`), and each run adds its own signal
-(:math:`\|\mu\|`, :math:`\rho`) in :math:`O(N^2)`. Every run is recorded exactly as
+(:math:`\|\mu\|`, :math:`\rho`) in :math:`O(N^2)`; the runs then take their GD steps
+on :class:`~verify.sim.engines.independent.IndependentGD`. Every run is recorded exactly as
 :func:`verify.sim.simulate.simulate` records it, and gives the same numbers to rounding
 (the runs' test metrics come from the population, not a finite test set).
 """
@@ -27,7 +28,6 @@ from verify.sim.data import (
     signal_part,
 )
 from verify.sim.engines.base import NonFiniteError, single_blas_thread
-from verify.sim.engines.batched import BatchedGD
 from verify.sim.engines.independent import IndependentGD
 from verify.sim.simulate import RunResult, RunStatus, check_row, logging_steps, record
 from verify.sim.statistics import ReducedSetup, Statistics
@@ -53,7 +53,7 @@ def shared_setup(config: RunConfig) -> ReducedSetup:
     return ReducedSetup.build(Z, (block for _, block in initial_weight_blocks(config)))
 
 
-def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResult]:
+def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
     """Train runs that share their draws (one :func:`shared_draws_key`) together."""
     first = configs[0]
     require_same_schedule(configs)
@@ -79,13 +79,11 @@ def simulate_group(configs: Sequence[RunConfig], chunk: int = 8) -> list[RunResu
             for data, config in zip(datas, configs, strict=True)
         ]
     )
-    engine = BatchedGD(
-        setup,
-        signals,
+    engine = IndependentGD(
+        [setup.statistics(S) for S in signals],
         np.stack([data.train_scores for data in datas]),
         np.stack([data.y_train for data in datas]),
         np.array([config.training.alpha for config in configs]),
-        chunk,
     )
     return train_together(engine, configs, datas, started)
 
@@ -103,26 +101,24 @@ def require_same_schedule(configs: Sequence[RunConfig]) -> None:
 
 
 def train_together(
-    engine: BatchedGD | IndependentGD,
+    engine: IndependentGD,
     configs: Sequence[RunConfig],
     datas: Sequence[Dataset],
     started: float,
 ) -> list[RunResult]:
     """Advance ``engine``'s runs to each log point of ``configs[0]`` and record every run
     there, as :func:`verify.sim.simulate.simulate` does; a run whose recorded values stop
-    being finite is marked failed and no longer recorded."""
+    being finite (or whose training logits do) is marked failed and no longer recorded."""
     results = [
         RunResult(config=config, data=data) for config, data in zip(configs, datas, strict=True)
     ]
     views = [engine.view(run) for run in range(len(configs))]
     alive = list(range(len(configs)))
     for step in logging_steps(configs[0]):
-        try:
-            engine.advance_to(step)
-        except NonFiniteError as error:
-            for run in alive:
-                results[run].status, results[run].message = RunStatus.FAILED, str(error)
-            break
+        for run, message in engine.advance_to(step).items():
+            if run in alive:
+                results[run].status, results[run].message = RunStatus.FAILED, message
+                alive.remove(run)
         with single_blas_thread():  # small products (norms, population metrics)
             for run in list(alive):
                 row = record(results[run], views[run])
@@ -157,16 +153,14 @@ def simulate_independent(
 
 
 def simulate_batch(
-    configs: Sequence[RunConfig], chunk: int = 8, progress: Callable[[int, int], None] | None = None
+    configs: Sequence[RunConfig], progress: Callable[[int, int], None] | None = None
 ) -> list[RunResult]:
     """Train every configuration (test_size 0), batching the runs that share their draws;
     results in the order of ``configs``."""
     results: list[RunResult | None] = [None] * len(configs)
     groups = group_by_draws(configs)
     for done, group in enumerate(groups, start=1):
-        for index, result in zip(
-            group, simulate_group([configs[i] for i in group], chunk), strict=True
-        ):
+        for index, result in zip(group, simulate_group([configs[i] for i in group]), strict=True):
             results[index] = result
         if progress:
             progress(done, len(groups))

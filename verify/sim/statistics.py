@@ -61,7 +61,9 @@ class Statistics:
         \mathrm{tr}(M\,\mathrm{Gram}\,M^\top K)^{1/2}` and the invariant drift
         :math:`\|V D V^\top\|_F = \mathrm{tr}(DKDK)^{1/2}` with :math:`D = M + M^\top +
         M\,\mathrm{Gram}\,M^\top - a a^\top` (:math:`p = V a`, :math:`W - W_0 = V M B^\top`,
-        :math:`V = W_0 B`)."""
+        :math:`V = W_0 B`); all three are 0 at the initial state (no :math:`O(N^3)` products)."""
+        if not (a.any() or M.any()):
+            return {"p_norm": 0.0, "weight_change_norm": 0.0, "invariant_drift": 0.0}
         return self.stacked_norms(a[None], M[None])[0]
 
     def stacked_norms(self, a: np.ndarray, M: np.ndarray) -> list[dict[str, float]]:

@@ -47,13 +47,18 @@ class NonFiniteError(FloatingPointError):
     """A simulation produced a non-finite number; the run stops instead of going on."""
 
 
+def non_finite_message(what: str, step: float) -> str:
+    """Why a run stopped: ``what`` was not finite at ``step``, and what to do."""
+    return (
+        f"non-finite {what} at step {step:g}: the run was stopped. Lower alpha, or use "
+        "engine='mp' or 'flow' if the gaps are very large."
+    )
+
+
 def ensure_finite(values: np.ndarray, what: str, step: float) -> None:
     """Raise :class:`NonFiniteError` naming ``what`` and ``step`` if any value is not finite."""
     if values.dtype != object and not np.all(np.isfinite(values)):
-        raise NonFiniteError(
-            f"non-finite {what} at step {step:g}: the run was stopped. Lower alpha, or use "
-            "engine='mp' or 'flow' if the gaps are very large."
-        )
+        raise NonFiniteError(non_finite_message(what, step))
 
 
 @cache

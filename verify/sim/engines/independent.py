@@ -1,7 +1,6 @@
-r"""Independent GD runs of one :math:`(n, T)`, each on its own statistics, as one array program.
+r"""GD runs of one :math:`(n, T)`, each on its own statistics, advanced by one compiled loop.
 
-Runs that share nothing (other seeds, d-free draws) still have the same shapes: run
-:math:`r` holds :math:`K_r`, :math:`\mathrm{Gram}_r` (stacked, :math:`R \times N \times N`)
+Run :math:`r` holds :math:`K_r`, :math:`\mathrm{Gram}_r` (stacked, :math:`R \times N \times N`)
 and its state :math:`(a_r, M_r)`, and takes the reduced engine's GD step
 
 .. math::
@@ -10,13 +9,13 @@ and its state :math:`(a_r, M_r)`, and takes the reduced engine's GD step
     a_r \leftarrow a_r - \alpha_r (h_r + M_r \mathrm{Gram}_r h_r), \qquad
     M_r \leftarrow M_r - \alpha_r\, a_r h_r^\top,
 
-as stacked matrix products, so a step of :math:`R` runs costs a few NumPy calls instead
-of :math:`R` times as many. Runs advance in chunks small enough that their matrices stay
-in the processor's cache while the chunk takes all its steps. Many seeds of the d-free
-engine (or of the reduced engine, from each seed's
-:class:`~verify.sim.statistics.ReducedSetup`) run this way; each run is recorded through
-:class:`IndependentRunView`, which answers what :func:`verify.sim.simulate.record` asks
-(the query through its moments, no finite test set).
+in :func:`verify.sim.engines.compiled.advance_runs`: a run takes all its steps with its
+matrices in the processor's cache, without a Python call per step. Runs that share their
+draws (:func:`verify.sim.batch.simulate_group`: one :math:`W_0` and noise, many
+:math:`\|\mu\|`), seeds of the d-free engine, or seeds of the reduced engine (from each
+seed's :class:`~verify.sim.statistics.ReducedSetup`) run this way; each run is recorded
+through :class:`IndependentRunView`, which answers what :func:`verify.sim.simulate.record`
+asks (the query through its moments, no finite test set).
 """
 
 from __future__ import annotations
@@ -25,26 +24,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from verify.sim.engines.base import ensure_finite, single_blas_thread
+from verify.sim.engines.base import non_finite_message
 from verify.sim.engines.run_view import RunView
-from verify.sim.kernels import logit_gradient, score_differences
+from verify.sim.kernels import score_differences
 from verify.sim.statistics import Statistics
-
-
-def _apply(matrices: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """:math:`X_r v_r` for every run: (R, N, N) and (R, N) -> (R, N)."""
-    return np.matmul(matrices, vectors[:, :, None])[:, :, 0]
-
-
-def _apply_transposed(matrices: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    r""":math:`X_r^\top v_r` for every run."""
-    return np.matmul(vectors[:, None, :], matrices)[:, 0, :]
 
 
 class IndependentGD:
     """GD for runs with ``statistics`` (one per run), scores (R, n, T), labels (R, n) and
-    step sizes (R,); ``chunk`` runs advance together (default: as many as keep about
-    1 MB of matrices)."""
+    step sizes (R,)."""
 
     name = "independent"
 
@@ -54,49 +42,52 @@ class IndependentGD:
         scores: np.ndarray,
         labels: np.ndarray,
         alphas: np.ndarray,
-        chunk: int | None = None,
     ):
         self.statistics = list(statistics)
         self.K = np.stack([s.K for s in self.statistics])
         self.gram = np.stack([s.gram for s in self.statistics])
-        self.scores = np.asarray(scores, dtype=np.float64)
-        self.differences = score_differences(self.scores)
-        self.labels = np.asarray(labels, dtype=np.float64)
-        self.alphas = np.asarray(alphas, dtype=np.float64)[:, None]
+        self.scores = np.ascontiguousarray(scores, dtype=np.float64)
+        self.differences = np.ascontiguousarray(score_differences(self.scores))
+        self.labels = np.ascontiguousarray(labels, dtype=np.float64)
+        self.alphas = np.ascontiguousarray(alphas, dtype=np.float64)
         runs, N = self.K.shape[:2]
         self.a = np.zeros((runs, N))
         self.M = np.zeros((runs, N, N))
-        self.chunk = max(1, chunk if chunk is not None else (1 << 17) // (N * N))
+        #: Per run: 0 while it runs; else one more than the step whose logits were not finite.
+        self.stopped = np.zeros(runs, dtype=np.int64)
         self.steps_done = 0
 
     def logits(self, rows: slice = slice(None)) -> np.ndarray:
         """The training logits of the runs ``rows`` (all by default), flat (r, N)."""
-        Ka = _apply(self.K[rows], self.a[rows])
-        return Ka + _apply(self.gram[rows], _apply_transposed(self.M[rows], Ka))
+        Ka = np.matmul(self.K[rows], self.a[rows, :, None])
+        u = np.matmul(np.swapaxes(self.M[rows], 1, 2), Ka)
+        return (Ka + np.matmul(self.gram[rows], u))[..., 0]
 
-    def _step(self, rows: slice, done: int) -> None:
-        """One GD step of the runs ``rows``, which have done ``done`` steps."""
-        logits = self.logits(rows)
-        ensure_finite(logits, "training logits", done)
-        shape = (logits.shape[0], *self.scores.shape[1:])
-        h = logit_gradient(
-            logits.reshape(shape), self.scores[rows], self.differences[rows], self.labels[rows]
-        ).logit_gradient.reshape(logits.shape)
-        M, a, alphas = self.M[rows], self.a[rows], self.alphas[rows]
-        change = h + _apply(M, _apply(self.gram[rows], h))
-        M -= (alphas * a)[:, :, None] * h[:, None, :]
-        a -= alphas * change
+    def advance_to(self, step: float) -> dict[int, str]:
+        """Run every run until ``step`` GD steps are done; the runs that stopped in these
+        steps (training logits not finite) and why."""
+        from verify.sim.engines.compiled import advance_runs
 
-    def advance_to(self, step: float) -> None:
-        """Run every run until ``step`` GD steps are done, chunk by chunk (one BLAS
-        thread)."""
         steps = max(int(step) - self.steps_done, 0)
-        with single_blas_thread():
-            for start in range(0, self.a.shape[0], self.chunk):
-                rows = slice(start, start + self.chunk)
-                for done in range(self.steps_done, self.steps_done + steps):
-                    self._step(rows, done)
+        running = self.stopped == 0
+        advance_runs(
+            self.K,
+            self.gram,
+            self.a,
+            self.M,
+            self.scores,
+            self.differences,
+            self.labels,
+            self.alphas,
+            self.steps_done,
+            steps,
+            self.stopped,
+        )
         self.steps_done += steps
+        return {
+            int(run): non_finite_message("training logits", self.stopped[run] - 1)
+            for run in np.flatnonzero(running & (self.stopped > 0))
+        }
 
     def view(self, run: int) -> IndependentRunView:
         return IndependentRunView(self, run)
