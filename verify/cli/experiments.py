@@ -205,8 +205,8 @@ def register(commands: Any) -> None:
         PhaseDiagramSettings(),
         "final train and test metrics over a (d, ||mu||) grid (the paper's Figure 4, right)",
         "The paper's 39 x 39 phase diagram (d in 250..5000, ||mu|| in 5..100, 1000 GD "
-        "steps): each column's runs train together on the batched engine; test metrics "
-        "over the data distribution; tables, then the figure.",
+        "steps): each column's runs share their set-up and train in one compiled loop; test "
+        "metrics over the data distribution; tables, then the figure.",
         "a 5 x 5 grid at small d",
     )
     _add_experiment(

@@ -1,9 +1,9 @@
 r"""The phase diagram: final train and test metrics over a grid of :math:`(d, \|\mu\|)`.
 
 Each column (one :math:`d`, one seed) is one sweep point: its runs share :math:`W_0` and
-the noise tokens, so they train together on the batched engine
-(:func:`verify.sim.batch.simulate_group`), each :math:`\|\mu\|` adding its signal to the
-shared products in :math:`O(N^2)`. Test metrics are the population's (no finite test
+the noise tokens, so they share their set-up (:func:`verify.sim.batch.simulate_group`), each
+:math:`\|\mu\|` adding its signal to the shared products in :math:`O(N^2)`, and train in
+one compiled loop. Test metrics are the population's (no finite test
 set, no sampling noise). Columns are resumable sweep points; tables first, then the
 figure drawn from them, with the theory's boundary computed by :mod:`theory`.
 """
