@@ -36,7 +36,8 @@ from numba import njit
 FASTMATH = {"reassoc", "contract"}
 
 
-#: Rows of a matrix read together: each entry of the vector is loaded once for four rows.
+#: Rows of a matrix read together: each entry of the vector is loaded once for four rows
+#: (the loops below are written out for four).
 BLOCK = 4
 
 
@@ -79,7 +80,8 @@ def _transpose_times(matrix: np.ndarray, vector: np.ndarray, out: np.ndarray) ->
 
 
 #: Rank-1 updates of :math:`M` that wait and are applied together (each entry of
-#: :math:`M` is then written once per this many steps).
+#: :math:`M` is then written once per this many steps; :func:`_fold` is written out for
+#: four).
 WAITING = 4
 
 
