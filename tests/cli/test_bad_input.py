@@ -54,6 +54,11 @@ CASES = [
     ("check --out read-only", ["check", "--out", READ_ONLY], "out"),
     ("precision --out an existing file", ["precision", "--out", "{tmp}/a_file"], "out"),
     ("run --d 1e9", [*RUN, "--d", "1000000000"], "d"),
+    (
+        "phase-diagram columns beyond memory",
+        ["phase-diagram", "--out", "{tmp}/pd", "--d-values", "10000000", "--no-progress"],
+        "d",
+    ),
     ("run --n 1e9", [*RUN, "--n", "1e9"], "n"),
     ("run --T 1e9", [*RUN, "--T", "1e9"], "T"),
     ("run --test-size 1e12", [*RUN, "--test-size", "1e12"], "test_size"),

@@ -1,16 +1,21 @@
 """Runs trained together equal the same runs trained one by one: every recorded value to
 1e-12 of its scale, except the population test loss, whose Gauss-Hermite evaluation carries
 a stated error floor (``HERMITE_TABLE_ERROR``, 1e-9) that rounding-level differences in
-the query can move it across (measured: up to 1.5e-11)."""
+the query can move it across (measured: up to 1.5e-11). And the memory estimate of runs
+trained together bounds their measured peak."""
+
+import tracemalloc
 
 import numpy as np
 import pytest
 
-from verify.sim.batch import simulate_batch, simulate_independent
+from verify.experiments.settings import PhaseDiagramSettings
+from verify.sim.batch import simulate_batch, simulate_group, simulate_independent
 from verify.sim.config import RunConfig
 from verify.sim.data import generate
 from verify.sim.engines.base import reduced_setup
 from verify.sim.population import HERMITE_TABLE_ERROR
+from verify.sim.resources import estimated_bytes
 from verify.sim.simulate import simulate
 
 MU_VALUES = (3.0, 8.0, 20.0)
@@ -88,3 +93,24 @@ def test_comparison_tells_runs_apart(alone):
     """The comparison above fails on a different run (another ||mu||, same seed)."""
     with pytest.raises(AssertionError):
         assert_same_run(alone[0], alone[1])
+
+
+@pytest.mark.parametrize("d, runs", [(1000, 16), (3000, 16)])
+def test_the_memory_estimate_of_runs_trained_together_bounds_their_peak(d, runs):
+    """Where the d-sized arrays dominate (d >= 1000), the estimate a phase-diagram column is
+    checked against before any work lies between the measured peak (tracemalloc) and 1.5
+    times it; it grows by the same amount with every run added."""
+    settings = PhaseDiagramSettings(steps=20)
+    configs = [settings.config(d, 5.0 + 2.5 * k, 0) for k in range(runs)]
+    simulate_group(configs[:1])  # imports and caches outside the measurement
+    tracemalloc.start()
+    try:
+        simulate_group(configs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    estimate = estimated_bytes(configs[0], runs=runs)
+    assert peak <= estimate <= 1.5 * peak
+    per_run = estimated_bytes(configs[0], runs=runs + 1) - estimate
+    assert per_run > 0
+    assert estimated_bytes(configs[0], runs=runs + 2) - estimate == 2 * per_run

@@ -44,13 +44,15 @@ class ExperimentOutput:
 @dataclass(frozen=True)
 class Experiment:
     """A named experiment: its validated settings, how to compute it and how to draw it;
-    ``largest_run`` is its most memory-hungry run (checked against the machine first)."""
+    ``largest_run`` is its most memory-hungry run, trained ``runs_together`` at a time on
+    shared draws (checked against the machine first)."""
 
     name: str
     settings: Validated
     compute: Callable[[ResultStore, Executor, bool], ExperimentOutput]
     draw: Callable[[Path, Path], list[Path]] | None = None
     largest_run: RunConfig | None = None
+    runs_together: int = 1
 
 
 def check_records(runs: Path) -> None:
@@ -75,7 +77,11 @@ def check_before_work(experiment: Experiment, out: Path, executor: Any) -> None:
         executor.check_reachable()
     if experiment.largest_run is not None:
         workers = executor.workers if isinstance(executor, ExecutorSettings) else 1
-        check_memory(experiment.largest_run, available_memory() // max(workers, 1))
+        check_memory(
+            experiment.largest_run,
+            available_memory() // max(workers, 1),
+            runs=experiment.runs_together,
+        )
 
 
 def write_tables(out: Path, output: ExperimentOutput) -> list[Path]:

@@ -155,7 +155,9 @@ def phase_diagram(settings: PhaseDiagramSettings | None = None) -> Experiment:
         return figure_phase_diagram(tables, figures)
 
     largest = settings.config(max(settings.d_values), 20.0, 0)
-    return Experiment("phase_diagram", settings, compute, draw, largest)
+    return Experiment(
+        "phase_diagram", settings, compute, draw, largest, runs_together=len(settings.mu_values)
+    )
 
 
 __all__ = [

@@ -204,12 +204,14 @@ def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
 
         return draw_reproduce_figures(tables, figures)
 
-    largest = max(
-        [settings.phase_diagram.config(max(settings.phase_d), 20.0, 0)]
-        + [settings.preset_config(name, d, mu, 0) for name, d, mu in settings.presets],
-        key=lambda config: config.model.d,
+    from verify.sim.resources import estimated_bytes
+
+    column = (settings.phase_diagram.config(max(settings.phase_d), 20.0, 0), len(settings.phase_mu))
+    presets = [(settings.preset_config(name, d, mu, 0), 1) for name, d, mu in settings.presets]
+    largest, together = max(
+        [column, *presets], key=lambda pair: estimated_bytes(pair[0], runs=pair[1])
     )
-    return Experiment("reproduce", settings, compute, draw, largest)
+    return Experiment("reproduce", settings, compute, draw, largest, runs_together=together)
 
 
 __all__ = [

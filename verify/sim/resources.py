@@ -14,6 +14,12 @@ Each engine's largest arrays, in float64 (8 bytes):
 * ``dfree`` and ``dfree-flow``: no d-dimensional array at all; the statistics, their
   factors and the state, about :math:`12 N^2` (plus the flow solver's :math:`16 N^2`).
 
+Runs trained together on shared draws (:func:`verify.sim.batch.simulate_group`: one
+:math:`W_0` and noise, many :math:`\|\mu\|`) share the :math:`d`-sized set-up (plus the
+cached noise draw, :math:`dN`, and the squares of a block of :math:`W_0`, :math:`512\,d`)
+and each hold their own data, records and :math:`K`, Gram, :math:`Q`, :math:`M`
+(:math:`4N^2`).
+
 A run whose estimate exceeds the memory available now is refused before any work, with
 the parameter whose value drives the estimate named in the message.
 """
@@ -41,8 +47,9 @@ def available_memory() -> int:
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def estimated_bytes(config: RunConfig, log_points: int | None = None) -> int:
-    """Peak memory of a run of ``config`` (see the module docstring), in bytes."""
+def estimated_bytes(config: RunConfig, log_points: int | None = None, runs: int = 1) -> int:
+    """Peak memory of a run of ``config``, or of ``runs`` such runs trained together on
+    shared draws (see the module docstring), in bytes."""
     m = config.model
     d, N, test = m.d, m.n_tokens, config.recording.test_size
     points = (
@@ -63,16 +70,21 @@ def estimated_bytes(config: RunConfig, log_points: int | None = None) -> int:
             state += FLOAT * d * d + 2 * MP_NUMBER * N * N
     if engine in FLOW_ENGINES:
         state += FLOAT * 16 * N * N
+    if runs > 1:  # the set-up once (with the cached noise draw and a block's squares);
+        # data, records and the N x N statistics and state per run
+        shared = state + FLOAT * (d * N + 512 * d)
+        return int(shared + runs * (data + records + FLOAT * 4 * N * N))
     return int(data + records + state)
 
 
 SIZES = ("d", "n", "T", "test_size", "log_geometric")
 
 
-def check_memory(config: RunConfig, available: int | None = None) -> None:
-    """:class:`InvalidParameter` when the run would not fit in the available memory,
-    naming the size whose reduction to its default shrinks the estimate most."""
-    need = estimated_bytes(config)
+def check_memory(config: RunConfig, available: int | None = None, runs: int = 1) -> None:
+    """:class:`InvalidParameter` when the run (or ``runs`` of them trained together) would
+    not fit in the available memory, naming the size whose reduction to its default
+    shrinks the estimate most."""
+    need = estimated_bytes(config, runs=runs)
     free = available_memory() if available is None else available
     if need <= free:
         return
@@ -81,15 +93,16 @@ def check_memory(config: RunConfig, available: int | None = None) -> None:
     for name in SIZES:
         smaller = min(config.flat()[name], defaults.flat()[name])
         try:
-            savings[name] = need - estimated_bytes(config.replace(**{name: smaller}))
+            savings[name] = need - estimated_bytes(config.replace(**{name: smaller}), runs=runs)
         except InvalidParameter:
             continue
     culprit = max(savings, key=savings.__getitem__)
     raise InvalidParameter(
         culprit,
         config.flat()[culprit],
-        f"a value for which the {config.solver.engine} engine's run fits "
-        f"in memory (it needs about {need / 2**30:.3g} GiB; "
+        f"a value for which the {config.solver.engine} engine's "
+        f"{'run' if runs == 1 else f'{runs} runs trained together'} fit "
+        f"in memory (about {need / 2**30:.3g} GiB needed; "
         f"{free / 2**30:.3g} GiB are available)",
     )
 
