@@ -101,7 +101,7 @@ def check_memory(config: RunConfig, available: int | None = None, runs: int = 1)
         culprit,
         config.flat()[culprit],
         f"a value for which the {config.solver.engine} engine's "
-        f"{'run' if runs == 1 else f'{runs} runs trained together'} fit "
+        f"{'run fits' if runs == 1 else f'{runs} runs trained together fit'} "
         f"in memory (about {need / 2**30:.3g} GiB needed; "
         f"{free / 2**30:.3g} GiB are available)",
     )
