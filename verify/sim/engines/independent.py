@@ -21,11 +21,11 @@ asks (the query through its moments, no finite test set).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from verify.sim.engines.base import non_finite_message
-from verify.sim.engines.run_view import RunView
 from verify.sim.kernels import score_differences
 from verify.sim.statistics import Statistics
 
@@ -93,15 +93,45 @@ class IndependentGD:
         return IndependentRunView(self, run)
 
 
-class IndependentRunView(RunView):
-    """Run ``run`` of an :class:`IndependentGD`, on its own statistics."""
+class IndependentRunView:
+    """Run ``run`` of an :class:`IndependentGD`, as :func:`verify.sim.simulate.record` reads
+    an engine: the query is seen through its moments on the run's own statistics, and there
+    is no finite test set, so a snapshot is evaluated at once."""
 
-    def build_statistics(self) -> Statistics:
-        return self.batch.statistics[self.run]
+    def __init__(self, batch: IndependentGD, run: int):
+        self.batch, self.run = batch, run
+        self.statistics = batch.statistics[run]
+
+    @property
+    def steps_done(self) -> float:
+        return float(self.batch.steps_done)
+
+    @property
+    def invariant_scale(self) -> float:
+        return self.statistics.invariant_scale
+
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """The run's :math:`(a, M)`."""
+        return self.batch.a[self.run], self.batch.M[self.run]
 
     def train_logits(self) -> np.ndarray:
         logits = self.batch.logits(slice(self.run, self.run + 1))
         return logits.reshape(self.batch.scores.shape[1:])
+
+    def query_moments(self) -> tuple[float, np.ndarray]:
+        return self.statistics.query_moments(*self.state())
+
+    def test_logits(self) -> np.ndarray:
+        return np.zeros((0, self.batch.scores.shape[-1]))
+
+    def snapshot(self) -> tuple[np.ndarray, dict[str, float]]:
+        return self.test_logits(), self.parameter_norms()
+
+    def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]:
+        return list(snapshots)
+
+    def parameter_norms(self) -> dict[str, float]:
+        return self.statistics.parameter_norms(*self.state())
 
 
 __all__ = ["IndependentGD", "IndependentRunView"]
