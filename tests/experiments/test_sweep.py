@@ -5,6 +5,11 @@ sweep results."""
 import json
 import math
 import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -231,3 +236,71 @@ def test_time_statistics():
     assert first_step_always(steps, [False, True, False, True, True]) == 1000
     assert math.isnan(first_step_always(steps, [True, True, True, True, False]))
     assert settle_step(steps, [0.5, 0.9, 0.995, 0.98, 1.0], 0.03) == 100
+
+
+SLOW_WORKER = """
+import os, time
+
+def slow_point(point):
+    with open(point["pid_file"], "w") as handle:
+        handle.write(str(os.getpid()))
+    time.sleep(300)
+    return {}
+"""
+
+SWEEP_UNDER_SIGTERM = """
+import sys
+from slow_worker import slow_point
+from verify.experiments.sweep import ProcessExecutor, run_sweep
+from verify.interrupts import sigterm_as_interrupt
+
+if __name__ == "__main__":
+    try:
+        with sigterm_as_interrupt():
+            run_sweep([{"pid_file": sys.argv[1]}], slow_point, sys.argv[2], ProcessExecutor(1),
+                      progress=False)
+    except KeyboardInterrupt:
+        sys.exit(143)
+"""
+
+
+def test_sigterm_stops_the_workers_of_a_process_pool(tmp_path):
+    """SIGTERM reaches the parent only (a terminal's Ctrl-C reaches every process of the
+    group): the parent stops its workers, even one in the middle of a long point, instead
+    of leaving it running without a parent."""
+    (tmp_path / "slow_worker.py").write_text(SLOW_WORKER)
+    (tmp_path / "sweep.py").write_text(SWEEP_UNDER_SIGTERM)
+    pid_file = tmp_path / "worker.pid"
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    process = subprocess.Popen(
+        [sys.executable, str(tmp_path / "sweep.py"), str(pid_file), str(tmp_path / "runs")],
+        env=environment,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and not pid_file.exists():
+        time.sleep(0.1)
+    time.sleep(0.5)
+    worker = int(pid_file.read_text())
+    process.send_signal(signal.SIGTERM)
+    try:
+        _, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail("the parent did not exit within 30 s of SIGTERM")
+    assert process.returncode == 143, err
+    left_running = is_running(worker)
+    if left_running:
+        os.kill(worker, signal.SIGKILL)
+    assert not left_running, "the worker kept running after its parent stopped"
+
+
+def is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "zombie" in status.read_text())

@@ -203,6 +203,10 @@ class _FutureTracker:
         return out
 
 
+#: How long a cancelled worker has to exit after SIGTERM before it is killed.
+WORKER_STOP_SECONDS = 10.0
+
+
 class ProcessExecutor:
     """A local process pool (``spawn``; BLAS pinned to one thread per worker)."""
 
@@ -222,9 +226,21 @@ class ProcessExecutor:
         self.close()
 
     def close(self, cancel: bool = False) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=not cancel, cancel_futures=True)
-            self._pool = None
+        """Shut the pool down; with ``cancel``, also stop the workers in the middle of a
+        point. SIGTERM reaches the parent only, and a worker left running would go on
+        without it (and keep the parent waiting at exit)."""
+        if self._pool is None:
+            return
+        pool, self._pool = self._pool, None
+        workers = list((getattr(pool, "_processes", None) or {}).values())  # no API before 3.14
+        pool.shutdown(wait=not cancel, cancel_futures=True)
+        if cancel:
+            for process in workers:
+                process.terminate()
+            for process in workers:
+                process.join(WORKER_STOP_SECONDS)
+                if process.is_alive():
+                    process.kill()
 
     def map_unordered(
         self, function: Callable[..., Any], items: Sequence[Any]
