@@ -336,6 +336,31 @@ def test_summary_verdicts_and_report():
     assert "nan" not in text and "5e-05" in text and "not run" not in text
 
 
+def test_verdict_matrix_tells_a_cell_not_run_from_one_that_does_not_apply():
+    from verify.realworld.report import verdict_matrix
+
+    def entry(protocol, dataset):
+        return {
+            "protocol": protocol,
+            "dataset": dataset,
+            "n": 20,
+            "eta": 0.1,
+            "final_verdict": "benign",
+            "final_change": -0.01,
+            "final_change_se": 0.005,
+        }
+
+    summary = [entry("authors", "mnist"), entry("authors", "tweets"), entry("gd", "mnist")]
+    summary.append(entry("authors+cls", "rotten-tomatoes"))
+    rows = {
+        line.split(" | ")[0].strip("| "): line
+        for line in verdict_matrix(summary, "final").splitlines()[2:]
+    }
+    # keeping [CLS] does not apply to images; gd on the tweets was simply not run
+    assert rows["mnist"].count("n/a (images)") == 1 and "not run" not in rows["mnist"]
+    assert rows["tweets"].count("not run") == 2 and "n/a" not in rows["tweets"]
+
+
 def test_cells_not_run_are_listed_with_their_predicted_cost():
     from verify.realworld.grid import GridSettings
     from verify.realworld.report import report_markdown

@@ -7,7 +7,9 @@ from collections import Counter
 from typing import Any
 
 from verify.output.tables import markdown_table, number
+from verify.realworld.catalogue import MODALITY
 from verify.realworld.protocols import PROTOCOLS
+from verify.realworld.variants import applies
 
 SUBSTITUTES = {
     "model": [
@@ -157,9 +159,17 @@ def verdict_matrix(summary: list[dict], readout: str) -> str:
             )
     header = ["data set", "n", "eta"] + labels
     rows = [
-        [*key] + [cells[key].get(label, "not run") for label in labels] for key in sorted(cells)
+        [*key] + [cells[key].get(label, _missing(label, key[0])) for label in labels]
+        for key in sorted(cells)
     ]
     return markdown_table(header, rows)
+
+
+def _missing(label: str, dataset: str) -> str:
+    """What a verdict cell with no run says: a variant that does not apply to the data set
+    (images have no special tokens to keep) is not a cell left to run."""
+    modality = MODALITY.get(dataset)
+    return "n/a (images)" if modality and not applies(label, modality) else "not run"
 
 
 def verdict_counts(summary: list[dict], readout: str) -> list[str]:
