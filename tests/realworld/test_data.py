@@ -330,9 +330,15 @@ def test_summary_verdicts_and_report():
         "grid_span_seconds": 40.0,
         "compute_seconds_summed_over_groups": 60.0,
         "libraries": {"torch_threads": 1},
+        "group_seconds": [
+            {"protocol": "gd", "dataset": "d", "n": 20, "members": 9, "seconds": 36.0},
+            {"protocol": "authors", "dataset": "d", "n": 200, "members": 1, "seconds": 24.0},
+        ],
     }
     text = report_markdown(list(summary.values()), [], record, [])
     assert "DINOv2-small" in text and "ViT-B/16" in text and "no baseline" in text
+    timing = text[text.index("Wall time of each group") :].splitlines()
+    assert timing[4:6] == ["| authors | d | 200 | 1 | 0.4 |", "| gd | d | 20 | 9 | 0.6 |"]
     assert "nan" not in text and "5e-05" in text and "not run" not in text
 
 

@@ -300,10 +300,22 @@ def not_run_section(not_run: list[dict]) -> list[str]:
 
 
 def _timing(record: dict) -> str:
+    rows = [
+        [g["protocol"], g["dataset"], g["n"], g["members"], _cell(g["seconds"] / 60, 1)]
+        for g in sorted(
+            record.get("group_seconds", []), key=lambda g: (g["protocol"], g["dataset"], g["n"])
+        )
+    ]
+    table = (
+        "\n\nWall time of each group (its members train together on one thread; the machine "
+        "was often shared, so these are upper bounds of an idle run):\n\n"
+        + markdown_table(["protocol", "data set", "n", "members", "minutes"], rows)
+        if rows
+        else ""
+    )
     return (
         f"\nGroups: {record['groups']} ({record['runs']} runs); from the first group's start "
         f"to the last group's end {record['grid_span_seconds'] / 3600:.2f} h (wall, "
         f"including pauses between resumed calls); group times summed "
-        f"{record['compute_seconds_summed_over_groups'] / 3600:.2f} h; torch threads "
-        f"{record['libraries']['torch_threads']}.\n"
+        f"{record['compute_seconds_summed_over_groups'] / 3600:.2f} h.{table}\n"
     )
