@@ -28,6 +28,7 @@ from verify.experiments.sweep import Executor, ResultStore, run_sweep
 from verify.experiments.workers import trajectory
 from verify.output.tables import markdown_table, number
 from verify.sim.config import PAPER_ACCURACY
+from verify.sim.resources import estimated_bytes
 
 #: Quantities of the preset table, and the paper's value where it reports one.
 PRESET_QUANTITIES = (
@@ -203,8 +204,6 @@ def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
         from verify.plots.reproduce import draw_reproduce_figures
 
         return draw_reproduce_figures(tables, figures)
-
-    from verify.sim.resources import estimated_bytes
 
     column = (settings.phase_diagram.config(max(settings.phase_d), 20.0, 0), len(settings.phase_mu))
     presets = [(settings.preset_config(name, d, mu, 0), 1) for name, d, mu in settings.presets]

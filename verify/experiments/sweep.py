@@ -232,15 +232,15 @@ class ProcessExecutor:
         if self._pool is None:
             return
         pool, self._pool = self._pool, None
-        workers = list((getattr(pool, "_processes", None) or {}).values())  # no API before 3.14
+        # read before shutdown, which forgets them; no public API before Python 3.14
+        workers = list((getattr(pool, "_processes", None) or {}).values()) if cancel else []
         pool.shutdown(wait=not cancel, cancel_futures=True)
-        if cancel:
-            for process in workers:
-                process.terminate()
-            for process in workers:
-                process.join(WORKER_STOP_SECONDS)
-                if process.is_alive():
-                    process.kill()
+        for process in workers:
+            process.terminate()
+        for process in workers:
+            process.join(WORKER_STOP_SECONDS)
+            if process.is_alive():
+                process.kill()
 
     def map_unordered(
         self, function: Callable[..., Any], items: Sequence[Any]
