@@ -1,4 +1,4 @@
-"""Stage-2 predictions (theory.stage2_predictions) against the simulator: both regime
+"""Stage-2 predictions (theory.stage2.predictions) against the simulator: both regime
 boundaries, the noisy switch time, the late harmful test accuracy and the gap slope.
 
     python benchmarks/stage2_validation.py [--parts a,b,c,d] [--seeds 3] \
@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from theory import stage2_laws, stage2_predictions
+from theory.stage2 import laws as stage2_laws
+from theory.stage2 import predictions as stage2_predictions
 from verify.output.files import atomic_write_json
 from verify.output.provenance import provenance
 from verify.sim.config import preset
@@ -253,7 +254,7 @@ def part_d(seeds: int) -> dict:
             gaps.append(float(np.mean(logits[:, 0] - logits[:, 1:].max(axis=1))))
         slopes.append(float(np.polyfit(np.log10(steps), gaps, 1)[0]))
         pis.append((pi_start, engine.parameter_norms()["p_norm"] ** 2))
-    from theory import stage2
+    from theory.stage2 import flow as stage2
 
     run = stage2.solve(
         stage2.population(config.model, config.training), 5e9, tau_eval=np.array([5.0, 5e9])

@@ -4,9 +4,20 @@ SymPy derives the model's exact gradients, the conservation laws, the softmax/co
 identity, the quadrature :math:`g(x) = 2x + 2\sinh(x - \log T)` with its inverse and
 asymptotics, the discrete (GD) quadrature with an explicit error bound, the stage-1 rates
 and the predictions; numeric kernels are generated from (or proved equal to) the SymPy
-forms. The data model (:mod:`theory.data_model`) is declared here once and the simulator
-composes it. No simulation lives here; ``verify`` imports ``theory``, never the reverse.
-``python -m theory`` prints every derivation with its status.
+forms. The data model (:mod:`theory.foundation.data_model`) is declared here once and the
+simulator composes it. No simulation lives here; ``verify`` imports ``theory``, never the
+reverse. ``python -m theory`` prints every derivation with its status, its numeric twin, the
+simulated quantity it is compared with and its test.
+
+The modules follow the paper's analysis: ``theory/foundation/`` (data model and its sampler,
+symbols, validation, proofs, code generation, assumptions), ``theory/quadrature/`` (g, its
+inverse and asymptotics, the GD quadrature), ``theory/stage1/`` (rates, velocities and their
+moments, stage-1 predictions), ``theory/stage2/`` (mean-field flow, preconditioner, laws,
+stage-2 predictions), and at the top the attention model with its exact gradients
+(:mod:`theory.model`), the softmax/cosh identity (:mod:`theory.softmax_cosh`), the
+conservation laws (:mod:`theory.invariants`), max-margin token selection
+(:mod:`theory.max_margin`), test-time baselines (:mod:`theory.baselines`) and the index of
+the derivation records (:mod:`theory.derivations`).
 
 The names below are imported on first use, so that ``import theory`` stays cheap (the
 simulator's run path never loads SymPy).
@@ -18,10 +29,10 @@ import importlib
 from typing import Any
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "codegen": ("lambdify_expression", "lambdify_mpmath", "lambdify_numpy"),
-    "data_model": ("DataModel", "Training", "noisy_count", "token_groups"),
+    "foundation.codegen": ("lambdify_expression", "lambdify_mpmath", "lambdify_numpy"),
+    "foundation.data_model": ("DataModel", "Training", "noisy_count", "token_groups"),
     "derivations": ("Derivation", "all_derivations", "derivation_list"),
-    "gd_quadrature": (
+    "quadrature.gd": (
         "GDQuadratureComparison",
         "gd_recursion",
         "gd_recursion_bound",
@@ -31,9 +42,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "invariants": ("conserved_matrix", "gd_invariant_drift", "query_velocity"),
     "model": ("reference_logit_gradient", "reference_sequence_loss"),
-    "predictions": ("Predictions", "predict"),
-    "proof": ("residuals_vanish",),
-    "quadrature": (
+    "stage1.predictions": ("Stage1Predictions", "stage1_predictions"),
+    "foundation.proof": ("residuals_vanish",),
+    "quadrature.g": (
         "g",
         "g_inverse",
         "g_inverse_float_floor",
@@ -51,7 +62,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "signed_log_g",
         "time_to_reach_gap_scaling",
     ),
-    "quadrature_asymptotics": (
+    "quadrature.asymptotics": (
         "g_inverse_asymptotic",
         "g_inverse_asymptotic_error_bound",
         "g_inverse_asymptotic_log",
@@ -66,8 +77,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "saturation_paper_form",
         "selected_saturation",
     ),
-    "stability": ("max_stable_step",),
-    "validation": ("InvalidParameter",),
+    "foundation.stability": ("max_stable_step",),
+    "foundation.validation": ("InvalidParameter",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

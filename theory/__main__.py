@@ -10,7 +10,7 @@ import sys
 from collections import Counter
 
 from theory.derivations import all_derivations, render
-from theory.proof import PROOFS, Derivation
+from theory.foundation.proof import PROOFS, Derivation
 
 
 def check_line(item: Derivation) -> tuple[str, bool]:

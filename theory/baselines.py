@@ -30,9 +30,10 @@ import math
 import numpy as np
 import sympy as sp
 
-from theory._numerics import normal_cdf
-from theory.data_model import DataModel, token_groups
-from theory.proof import DERIVED, SYMBOLIC, Derivation
+from theory.foundation.data_model import DataModel, token_groups
+from theory.foundation.numerics import normal_cdf
+from theory.foundation.proof import DERIVED, SYMBOLIC, Derivation
+from theory.foundation.symbols import gamma0
 
 #: Gauss-Hermite nodes and weights for expectations over one standard normal.
 _HERMITE = np.polynomial.hermite.hermgauss(64)
@@ -42,7 +43,7 @@ def uniform_output_law_expression() -> tuple[sp.Expr, sp.Expr]:
     r"""SymPy: mean and variance of :math:`y^* f` under uniform attention for symbolic
     group counts, :math:`\rho`, :math:`\gamma_0`, :math:`\sigma_\epsilon` and
     :math:`\|\nu\|`."""
-    rho, gamma0, sigma, nu_norm = sp.symbols("rho gamma_0 sigma_epsilon nu_norm", positive=True)
+    rho, sigma, nu_norm = sp.symbols("rho sigma_epsilon nu_norm", positive=True)
     n_R, n_A, n_O, T = sp.symbols("n_R n_W+ n_W- T", positive=True, integer=True)
     groups = token_groups(rho, n_R, n_A, n_O, T)
     mean = gamma0 * sum(g.count * g.score for g in groups) / T
@@ -74,7 +75,7 @@ def uniform_attention_loss(model: DataModel) -> float:
 
 def argmax_loss(model: DataModel, selection: dict[str, float]) -> float:
     """The test loss when each test sequence outputs the score of its argmax token, with
-    group ``selection`` probabilities (e.g. :func:`theory.predictions.test_selection`)."""
+    group ``selection`` probabilities (e.g. :func:`theory.stage1.predictions.test_selection`)."""
     return float(
         sum(
             selection.get(g.name, 0.0) * gaussian_loss(model.gamma0 * g.score, model.score_noise)
@@ -87,7 +88,7 @@ def argmax_loss(model: DataModel, selection: dict[str, float]) -> float:
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
     mean, variance = uniform_output_law_expression()
-    rho, gamma0 = sp.symbols("rho gamma_0", positive=True)
+    rho = sp.Symbol("rho", positive=True)
     n_R, n_A, n_O, T = sp.symbols("n_R n_W+ n_W- T", positive=True, integer=True)
     sigma, nu_norm = sp.symbols("sigma_epsilon nu_norm", positive=True)
     return [

@@ -2,7 +2,7 @@ r"""Every derived equation and identity of ``theory``, collected in reading orde
 
 Each module owns its records (its ``derivations()``); this module lists them for
 ``python -m theory`` and the notebooks: :func:`all_derivations` gives the
-:class:`~theory.proof.Derivation` records, :func:`derivation_list` the
+:class:`~theory.foundation.proof.Derivation` records, :func:`derivation_list` the
 ``(title, statement, status)`` tuples, :func:`render` one record as text (with its source
 status and, separately, its kind of proof).
 """
@@ -13,21 +13,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory import (
-    baselines,
-    gd_quadrature,
-    invariants,
-    max_margin,
-    model,
-    preconditioner,
-    quadrature,
-    quadrature_asymptotics,
-    softmax_cosh,
-    stage2_laws,
-    velocity_moments,
-    velocity_variance,
-)
-from theory.proof import (
+from theory import baselines, invariants, max_margin, model, softmax_cosh
+from theory.foundation.proof import (
     DERIVED,
     KNOWN,
     NO_PROOF,
@@ -39,19 +26,22 @@ from theory.proof import (
     SYMBOLIC,
     Derivation,
 )
+from theory.quadrature import asymptotics, g, gd
+from theory.stage1 import moments, variance
+from theory.stage2 import laws, preconditioner
 
 #: The modules whose records are collected, in reading order.
 MODULES = (
     model,
     invariants,
     softmax_cosh,
-    quadrature,
-    quadrature_asymptotics,
-    gd_quadrature,
-    velocity_moments,
-    velocity_variance,
+    g,
+    asymptotics,
+    gd,
+    moments,
+    variance,
     preconditioner,
-    stage2_laws,
+    laws,
     baselines,
     max_margin,
 )

@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from theory.proof import DERIVED, Derivation
-from theory.symbols import alpha as alpha_symbol
-from theory.symbols import real_matrix, real_vector
-from theory.validation import Integer
+from theory.foundation.proof import DERIVED, Derivation
+from theory.foundation.symbols import alpha as alpha_symbol
+from theory.foundation.symbols import real_matrix, real_vector
+from theory.foundation.validation import Integer
 
 
 def _symbolic_state(d: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
@@ -111,8 +111,8 @@ def gd_invariant_drift(W: np.ndarray, p: np.ndarray, G: np.ndarray, alpha: float
 
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
-    from theory.proof import SYMBOLIC
-    from theory.symbols import alpha, tau
+    from theory.foundation.proof import SYMBOLIC
+    from theory.foundation.symbols import alpha, tau
 
     d_dim = sp.Symbol("d", positive=True, integer=True)
     W = sp.MatrixSymbol("W", d_dim, d_dim)

@@ -81,8 +81,8 @@ import sympy as sp
 from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.optimize import nnls
 
-from theory.proof import RECONSTRUCTION, SYMBOLIC, Derivation
-from theory.validation import InvalidParameter
+from theory.foundation.proof import RECONSTRUCTION, SYMBOLIC, Derivation
+from theory.foundation.validation import InvalidParameter
 
 #: The KKT tolerance of :func:`solve_token_svm`, fixed before any run: the active system
 #: :math:`H_{SS}\lambda_S = 1` is solved by Cholesky with a relative error of a few
@@ -140,7 +140,7 @@ def solve_token_svm(kernel: np.ndarray, selected: np.ndarray, T: int) -> TokenSV
     r"""Solve the token-selection SVM for the selected tokens ``selected`` (one index per
     sample) in the geometry of ``kernel`` (Gram for the :math:`\ell_2` SVM): the dual by
     NNLS, then the active set exactly (see the module docstring). Raises
-    :class:`~theory.validation.InvalidParameter` when :math:`H` is not positive definite
+    :class:`~theory.foundation.validation.InvalidParameter` when :math:`H` is not positive definite
     (the :math:`n(T-1)` difference vectors are linearly dependent, e.g. :math:`d < n(T-1)`)
     or when the result fails the KKT conditions (no separating query exists)."""
     selected = np.asarray(selected, dtype=np.int64)

@@ -24,10 +24,10 @@ import numpy as np
 import sympy as sp
 from sympy.codegen.cfunctions import log1p
 
-from theory.codegen import lambdify_expression
-from theory.proof import DERIVED, KNOWN, Derivation, for_sizes, indexed
-from theory.symbols import logit_symbols, real_matrix, real_vector, score_symbols
-from theory.validation import Integer, Options
+from theory.foundation.codegen import lambdify_expression
+from theory.foundation.proof import DERIVED, KNOWN, Derivation, for_sizes, indexed
+from theory.foundation.symbols import logit_symbols, real_matrix, real_vector, score_symbols
+from theory.foundation.validation import Integer, Options
 
 GRADIENT_FORMS = ("cancellation_free", "naive")
 LOSS_FORMS = ("stable", "naive")
@@ -420,8 +420,8 @@ def reference_sequence_loss(
 
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
-    from theory.proof import SYMBOLIC, SizedCheck
-    from theory.symbols import T, n
+    from theory.foundation.proof import SYMBOLIC, SizedCheck
+    from theory.foundation.symbols import T, n
 
     t_index, u_index, i_index = sp.symbols("t u i", integer=True, positive=True)
     s, gamma, a = indexed("s"), indexed("gamma"), indexed("a")

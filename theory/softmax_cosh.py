@@ -26,12 +26,12 @@ import numpy as np
 import sympy as sp
 from scipy.special import logsumexp
 
-from theory._numerics import finite_array, reciprocal_two_plus_two_cosh
-from theory.proof import RECONSTRUCTION, Derivation, for_sizes
-from theory.symbols import T as T_symbol
-from theory.symbols import gap_symbols
-from theory.symbols import x as x_symbol
-from theory.validation import Integer, InvalidParameter
+from theory.foundation.numerics import finite_array, reciprocal_two_plus_two_cosh
+from theory.foundation.proof import RECONSTRUCTION, Derivation, for_sizes
+from theory.foundation.symbols import T as T_symbol
+from theory.foundation.symbols import gap_symbols
+from theory.foundation.symbols import x as x_symbol
+from theory.foundation.validation import Integer, InvalidParameter
 
 # --------------------------------------------------------------------------- symbolic
 
@@ -268,8 +268,8 @@ def saturation_bounds(
 
 def derivations() -> list[Derivation]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
-    from theory.proof import NUMERIC, PARTIAL, SYMBOLIC
-    from theory.symbols import T
+    from theory.foundation.proof import NUMERIC, PARTIAL, SYMBOLIC
+    from theory.foundation.symbols import T
 
     gap_saturation = sp.Symbol("s(1-s)", positive=True)
     S = sp.Symbol("S", positive=True)

@@ -4,18 +4,18 @@ r"""The theory's forecast for one run configuration at a horizon: regime, accura
 steps, what the package's theory says without training anything:
 
 * the regime and the train / test accuracy of Theorem 4.1 (stage 1,
-  :func:`theory.predictions.outcome`; the test accuracy is its argmax limit);
+  :func:`theory.stage1.predictions.outcome`; the test accuracy is its argmax limit);
 * the test accuracy after k steps at the model's finite temperature and the fraction of
   test sequences that select their relevant token (stage-2 mean field,
-  :func:`theory.stage2_predictions.late_test_metrics`), and uniform attention's accuracy
+  :func:`theory.stage2.predictions.late_test_metrics`), and uniform attention's accuracy
   :math:`\Phi(\gamma_0\bar k\sqrt T/(\sigma_\epsilon\|\nu\|))`
   (:func:`theory.baselines.uniform_attention_accuracy`);
 * both regime boundaries in :math:`\|\mu\|` at the configuration's (d, n) and horizon
   k: harmful | benign, the :math:`\|\mu\|` below which fewer than half of the test
   sequences select their relevant token
-  (:func:`theory.stage2_predictions.harmful_benign_boundary`), and benign |
+  (:func:`theory.stage2.predictions.harmful_benign_boundary`), and benign |
   not-overfitting, the :math:`\|\mu\|` above which fewer than half of the noisy samples
-  are fitted (:func:`theory.stage2_predictions.benign_not_boundary`); and the regime they
+  are fitted (:func:`theory.stage2.predictions.benign_not_boundary`); and the regime they
   give at the configuration's :math:`\|\mu\|`.
 
 Each number carries the error its derivation states (relative for the boundaries,
@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from theory.validation import Integer
+from theory.foundation.validation import Integer
 from verify.sim.config import RunConfig
 
 #: Horizons the stage-2 flow is asked for (GD steps).
@@ -89,8 +89,8 @@ def _finite_or_none(value: Any) -> Any:
 def check_inputs(config: RunConfig, steps: int) -> int:
     """The horizon ``steps`` as an integer, after checking it and that ``config`` flips at
     least one label (the benign | not-overfitting boundary is about noisy samples);
-    :class:`~theory.validation.InvalidParameter` otherwise."""
-    from theory.stage2_predictions import require_label_noise
+    :class:`~theory.foundation.validation.InvalidParameter` otherwise."""
+    from theory.stage2.predictions import require_label_noise
 
     checked = HORIZON.check("steps", steps)
     require_label_noise(config.model)
@@ -115,8 +115,8 @@ def predict(config: RunConfig, steps: int | None = None) -> Prediction:
     configuration's own ``training.steps``); inputs are checked before any computation."""
     steps = check_inputs(config, config.training.steps if steps is None else steps)
     from theory.baselines import uniform_attention_accuracy
-    from theory.predictions import outcome, overfitting_threshold
-    from theory.stage2_predictions import (
+    from theory.stage1.predictions import outcome, overfitting_threshold
+    from theory.stage2.predictions import (
         benign_not_boundary,
         harmful_benign_boundary,
         late_test_metrics,

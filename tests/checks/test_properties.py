@@ -31,9 +31,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from theory.assumptions import ASSUMPTION_CONSTANTS
-from theory.predictions import predict
-from theory.velocity_moments import velocity_error
+from theory.foundation.assumptions import ASSUMPTION_CONSTANTS
+from theory.stage1.moments import velocity_error
+from theory.stage1.predictions import stage1_predictions
 from verify.checks.catalogue import REGISTERED_DISAGREEMENTS
 from verify.checks.drawn_runs import drawn_run, initial_noisy_gap
 from verify.checks.properties import (
@@ -80,7 +80,7 @@ EXAMPLES_PER_TARGET = 2
 def gap_property(config) -> float:
     """The noisy gap velocity of one draw against its prediction (raises on failure)."""
     error = velocity_error(config.model, config.training, "R", noisy=True)
-    regime = predict(config.model, config.training).regime
+    regime = stage1_predictions(config.model, config.training).regime
     return check_initial_gap(
         initial_noisy_gap(config), error.kept, error.bias, error.mean_sd, regime
     )
@@ -196,7 +196,7 @@ class CoverageGap(AssertionError):
 def coverage(draws: list[tuple[str, object]]) -> dict[str, object]:
     """What a list of ``(target, config)`` draws covers."""
     configs = [config for _, config in draws]
-    predictions = [predict(c.model, c.training) for c in configs]
+    predictions = [stage1_predictions(c.model, c.training) for c in configs]
 
     def decades(values) -> float:
         return float(np.log10(max(values) / min(values)))
@@ -285,7 +285,7 @@ def test_the_paper_neighbours_are_valid_and_keep_the_paper_regime(name):
     for factor in (1.02, 1.5):
         config = paper_neighbour(name, factor)
         assert all(assumption_status(config).values()), config.flat()
-        assert predict(config.model, config.training).regime == name
+        assert stage1_predictions(config.model, config.training).regime == name
 
 
 def test_the_paper_shape_has_no_valid_harmful_configuration():
@@ -300,7 +300,7 @@ def test_the_paper_shape_has_no_valid_harmful_configuration():
         assert benign_edge(PAPER_SHAPE, theta * fraction, floor) is None
         assert predicted_accuracy(PAPER_SHAPE.config(theta * fraction, floor)) >= 0.95
     harmful = preset("harmful")
-    z = predict(harmful.model, harmful.training).test_z
+    z = stage1_predictions(harmful.model, harmful.training).test_z
     assert z < ASSUMPTION_CONSTANTS["C_2"]
 
 

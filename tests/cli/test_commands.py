@@ -8,7 +8,11 @@ from verify.cli import main
 def test_assumptions_command_prints_margins(capsys):
     assert main(["assumptions", "--preset", "harmful"]) == 0
     out = capsys.readouterr().out
-    assert "A2" in out and "NO" in out and "predicted regime (theory.predictions): harmful" in out
+    assert (
+        "A2" in out
+        and "NO" in out
+        and "predicted regime (theory.stage1.predictions): harmful" in out
+    )
 
 
 def test_quick_check_writes_report(tmp_path, monkeypatch, quick_evidence):

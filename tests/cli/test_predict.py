@@ -11,8 +11,8 @@ import sys
 import pytest
 
 import verify
-from theory.stage2_predictions import benign_not_boundary, harmful_benign_boundary
-from theory.validation import InvalidParameter
+from theory.foundation.validation import InvalidParameter
+from theory.stage2.predictions import benign_not_boundary, harmful_benign_boundary
 from verify.cli import main
 from verify.sim.config import preset
 

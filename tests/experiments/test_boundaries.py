@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from theory.validation import InvalidParameter
+from theory.foundation.validation import InvalidParameter
 from verify.experiments.boundaries import (
     BENIGN_NOT,
     HARMFUL_BENIGN,

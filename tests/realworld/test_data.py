@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.data_model import noisy_count
-from theory.validation import InvalidParameter, parameter_fields
+from theory.foundation.data_model import noisy_count
+from theory.foundation.validation import InvalidParameter, parameter_fields
 from verify.realworld import assets
 from verify.realworld.datasets import (
     bernoulli_symmetric_noise,

@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from theory.data_model import DataModel, Training
-from theory.validation import InvalidParameter
+from theory.foundation.data_model import DataModel, Training
+from theory.foundation.validation import InvalidParameter
 from verify.sim.config import PRESETS, RunConfig, preset
 
 

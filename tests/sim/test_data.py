@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from theory.data_model import noisy_count
-from theory.validation import InvalidParameter
+from theory.foundation.data_model import noisy_count
+from theory.foundation.validation import InvalidParameter
 from verify.sim.config import RunConfig
 from verify.sim.data import (
     IRRELEVANT,

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from theory.data_model import DataModel
-from theory.validation import InvalidParameter
+from theory.foundation.data_model import DataModel
+from theory.foundation.validation import InvalidParameter
 from verify.sim import dfree_law
 from verify.sim.config import RunConfig
 from verify.sim.data import balanced_labels, generate, signal_part

@@ -13,8 +13,8 @@ import pytest
 from scipy.integrate import quad
 from scipy.special import ndtr
 
-from theory.data_model import DataModel
-from theory.validation import InvalidParameter
+from theory.foundation.data_model import DataModel
+from theory.foundation.validation import InvalidParameter
 from verify.sim import population
 from verify.sim.config import RunConfig
 from verify.sim.data import head_vector, signal_vectors

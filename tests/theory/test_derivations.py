@@ -11,7 +11,7 @@ import sympy as sp
 
 from theory import derivations as dv
 from theory.__main__ import main
-from theory.proof import (
+from theory.foundation.proof import (
     NUMERIC,
     PARTIAL,
     PROOFS,
@@ -22,7 +22,7 @@ from theory.proof import (
 )
 
 #: Sized proofs (e.g. T = 2..8) run here on the sizes up to this one; the module tests run
-#: every size (tests/theory/test_model_gradients.py, test_softmax_cosh.py).
+#: every size (tests/theory/test_model.py, test_softmax_cosh.py).
 QUICK_LARGEST_SIZE = 3
 
 

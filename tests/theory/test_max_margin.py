@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import LinearConstraint, minimize
 
+from theory.foundation.validation import InvalidParameter
 from theory.max_margin import (
     KKT_TOLERANCE,
     constraint_matrix,
@@ -20,7 +21,6 @@ from theory.max_margin import (
     solve_token_svm,
     span_fraction,
 )
-from theory.validation import InvalidParameter
 
 
 def random_problem(seed, n=None, T=None, extra=None):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theory import softmax_cosh as sc
-from theory.proof import residuals_vanish
+from theory.foundation.proof import residuals_vanish
 
 pytestmark = [
     pytest.mark.filterwarnings("error"),
@@ -39,7 +39,7 @@ def test_cosh_shift_inequality_identity():
 def test_ratio_limits_are_the_sharp_factor():
     import sympy as sp
 
-    from theory.symbols import T
+    from theory.foundation.symbols import T
 
     upper, lower = sc.paper_form_ratio_limits()
     assert sp.simplify(upper - T / (T - 1)) == 0

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from theory.predictions import Predictions, soft_test_accuracy
+from theory.quadrature import LOG_SLOPE_PER_DECADE
+from theory.stage1.predictions import Stage1Predictions, soft_test_accuracy
 from verify.checks.evidence import Evidence, Run, stack
 from verify.checks.intervals import (
     mean_interval,
@@ -36,11 +37,11 @@ class Claims:
     """What the checks compare the simulations with: the theory's predictions per preset,
     the paper's reported accuracies, and the laws' constants."""
 
-    predictions: dict[str, Predictions]
+    predictions: dict[str, Stage1Predictions]
     paper_accuracy: dict[str, tuple[float, float]] = field(
         default_factory=lambda: dict(PAPER_ACCURACY)
     )
-    slope_per_decade: float = math.log(10.0)
+    slope_per_decade: float = LOG_SLOPE_PER_DECADE
     delay_factor: float = 100.0
 
 
@@ -93,7 +94,7 @@ def selection_measurement(
     )
 
 
-def paper_checks(name: str, p: Predictions, paper: tuple[float, float]) -> list[Check]:
+def paper_checks(name: str, p: Stage1Predictions, paper: tuple[float, float]) -> list[Check]:
     """The paper's horizon: the paper's own numbers and the stage-1 selection."""
     train, test = paper
 
@@ -156,7 +157,7 @@ def paper_checks(name: str, p: Predictions, paper: tuple[float, float]) -> list[
     return checks
 
 
-def stage1_end_check(name: str, p: Predictions) -> Check:
+def stage1_end_check(name: str, p: Stage1Predictions) -> Check:
     """When every noisy sample is fitted: the flow time of the event on each event seed's
     draws (root-finding on the solver's dense output), against the stage-1 prediction. A
     seed whose noisy samples are never all fitted within the horizon counts as later than
@@ -188,7 +189,7 @@ def stage1_end_check(name: str, p: Predictions) -> Check:
 STAGE1_END_MODEL_ERROR = 0.25
 
 
-def conditional_accuracy_check(name: str, p: Predictions) -> Check:
+def conditional_accuracy_check(name: str, p: Stage1Predictions) -> Check:
     """Lemma 4.8's mechanism: the test accuracy from the learned split of q into signal and
     noise (theory's finite-temperature model) against the population test accuracy."""
 
@@ -220,12 +221,12 @@ def conditional_accuracy_check(name: str, p: Predictions) -> Check:
     )
 
 
-#: theory.predictions.soft_test_accuracy is a Monte Carlo of 20,000 draws: standard error
+#: theory.stage1.predictions.soft_test_accuracy is a Monte Carlo of 20,000 draws: standard error
 #: at most 0.5/sqrt(20000) = 0.0035; three of them.
 SOFT_MODEL_ERROR = 3 * 0.5 / math.sqrt(20000)
 
 
-def argmax_limit_check(name: str, p: Predictions) -> Check:
+def argmax_limit_check(name: str, p: Stage1Predictions) -> Check:
     """The infinite-time (argmax) limit of the test accuracy, stated as the limit it is:
     compared with the population test accuracy at the longest horizon."""
 
@@ -290,11 +291,11 @@ def log_growth_check(
 SLOPE_MODEL_ERROR = 0.01
 
 
-def late_accuracy_checks(name: str, p: Predictions) -> list[Check]:
+def late_accuracy_checks(name: str, p: Stage1Predictions) -> list[Check]:
     """The harmful test accuracy from the stage-2 flow's learned query (signal logit and
-    query norm, :func:`theory.stage2_predictions.late_test_metrics`) at the paper's horizon
+    query norm, :func:`theory.stage2.predictions.late_test_metrics`) at the paper's horizon
     (GD) and at the flow's horizon, against the population test accuracy."""
-    from theory.stage2_predictions import late_test_metrics
+    from theory.stage2.predictions import late_test_metrics
 
     checks = []
     for kind, steps in (("gd", 1000.0), ("flow", 1e12)):
@@ -331,11 +332,11 @@ def late_accuracy_checks(name: str, p: Predictions) -> list[Check]:
     return checks
 
 
-def preconditioned_slope_check(name: str, p: Predictions) -> Check:
+def preconditioned_slope_check(name: str, p: Stage1Predictions) -> Check:
     r"""The clean gap's slope per decade with the preconditioner's growth supplied by the
-    stage-2 flow (:func:`theory.stage2_predictions.gap_slope`,
+    stage-2 flow (:func:`theory.stage2.predictions.gap_slope`,
     :math:`\ln 10\,(1 + d\log\kappa/d\log\tau)`)."""
-    from theory.stage2_predictions import gap_slope
+    from theory.stage2.predictions import gap_slope
 
     predicted = gap_slope(p.model, p.training)
     return log_growth_check(
@@ -343,7 +344,7 @@ def preconditioned_slope_check(name: str, p: Predictions) -> Check:
     )
 
 
-def delayed_generalisation_check(name: str, p: Predictions, factor: float) -> Check:
+def delayed_generalisation_check(name: str, p: Stage1Predictions, factor: float) -> Check:
     r"""Remark 4.3: generalisation arrives long after the fit. Both levels are set by theory,
     not by the horizon: the test loss of uniform attention :math:`L_0` (the model at step 0)
     and the argmax limit :math:`L_\infty`; the model has generalised once its population
@@ -386,12 +387,12 @@ def delayed_generalisation_check(name: str, p: Predictions, factor: float) -> Ch
     )
 
 
-def velocity_checks(name: str, p: Predictions, noisy: bool, other: str) -> list[Check]:
+def velocity_checks(name: str, p: Stage1Predictions, noisy: bool, other: str) -> list[Check]:
     r"""The stage-1 gap velocity of the leader (R for clean samples, W- for noisy ones) over
     ``other``, exact at :math:`\tau = 0` from the logits after one GD step: its mean against
     the kept velocity (model error: the dropped terms' mean), and the spread over seeds of
     a draw's mean against the dropped terms' derived standard deviation."""
-    from theory.velocity_moments import velocity_error
+    from theory.stage1.moments import velocity_error
 
     leader = "W-" if noisy else "R"
     error = velocity_error(p.model, p.training, other, noisy)
@@ -447,7 +448,7 @@ def velocity_checks(name: str, p: Predictions, noisy: bool, other: str) -> list[
     ]
 
 
-def regime_check(name: str, p: Predictions, kind: str) -> Check:
+def regime_check(name: str, p: Stage1Predictions, kind: str) -> Check:
     """The regime by the mechanism (:func:`verify.checks.regimes.classify_regime`: noisy
     labels fitted, test sequences selecting R) of most seeds is Theorem 4.1's."""
     from verify.checks.regimes import regimes_of
@@ -512,7 +513,7 @@ def scan_crossings(model: Any, ev: Evidence, key: str, level: float) -> np.ndarr
     )
 
 
-def velocity_sign(p: Predictions) -> Any:
+def velocity_sign(p: Stage1Predictions) -> Any:
     """Measure: the seed mean of the n SNR^2 where the mean initial noisy gap velocity
     changes sign, against the stage-1 threshold within :func:`crossing_shift`."""
     shift = crossing_shift(p)
@@ -553,13 +554,13 @@ def training_outcome(model: Any, predicted: float, relative_error: float) -> Any
     return measure
 
 
-def boundary_checks(p: Predictions) -> list[Check]:
+def boundary_checks(p: Stage1Predictions) -> list[Check]:
     r"""Where the benign | not-overfitting boundary lies, in n SNR^2 at the benign preset's
     (d, n): by the stage-1 velocity sign, and by the training outcome after 1000 steps
     against the stage-1 threshold and against the stage-2 mean field
-    (:func:`theory.stage2_predictions.benign_not_boundary`, its relative error in
+    (:func:`theory.stage2.predictions.benign_not_boundary`, its relative error in
     :math:`\|\mu\|` squared into n SNR^2)."""
-    from theory.stage2_predictions import benign_not_boundary
+    from theory.stage2.predictions import benign_not_boundary
 
     late = benign_not_boundary(p.model, p.training, 1000)
     late_theta, late_error = n_snr_sq(p.model, late.value), (1 + late.model_error) ** 2 - 1
@@ -588,12 +589,12 @@ def boundary_checks(p: Predictions) -> list[Check]:
     ]
 
 
-def crossing_shift(p: Predictions) -> float:
+def crossing_shift(p: Stage1Predictions) -> float:
     r"""How far the dropped terms' mean :math:`b` moves the sign change of the noisy gap
     velocity :math:`v(\theta)` in :math:`\theta = n\,\mathrm{SNR}^2`: :math:`|b| / |v'|`
     at the predicted threshold (central difference over :math:`\pm 1\%` of
     :math:`\|\mu\|`)."""
-    from theory.velocity_moments import velocity_error
+    from theory.stage1.moments import velocity_error
 
     model, theta = p.model, p.overfitting_threshold
     mu = model.sigma_eps * math.sqrt(theta * model.d / model.n)
@@ -672,7 +673,7 @@ REGISTERED_DISAGREEMENTS: dict[str, str] = {
     "noisy samples select W- [benign]": (
         "the stage-1 selection model races token velocities whose only spread is the token "
         "scores' (s = 0.109 here); the terms it drops (noise cross terms, W0^T W0 - kappa0 I) "
-        "add a per-token velocity sd of 0.26 (theory.velocity_moments; the spread checks "
+        "add a per-token velocity sd of 0.26 (theory.stage1.moments; the spread checks "
         "agree), as large as W-'s kept lead over I (0.485 against 0.192), so the race is "
         "decided by dropped terms: 79 of 128 noisy samples select W-, 48 select I (0.617 "
         "[0.531, 0.697] against 0.887); with that sd and independent tokens the race would "

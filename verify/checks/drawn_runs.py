@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from theory.predictions import Predictions, predict
-from theory.quadrature import quadrature_time_float
+from theory.quadrature.g import quadrature_time_float
+from theory.stage1.predictions import Stage1Predictions, stage1_predictions
 from verify.sim.config import RunConfig
 from verify.sim.data import GROUP_NAMES
 from verify.sim.engines import make_engine
@@ -70,7 +70,7 @@ def _gd_engine(config: RunConfig) -> str:
     return "dfree" if config.solver.engine in ("dfree", "dfree-flow") else "reduced"
 
 
-def clean_stage1_end(prediction: Predictions) -> float:
+def clean_stage1_end(prediction: Stage1Predictions) -> float:
     r""":math:`\tau_1 = (g(\log T) - g(0))/c` of the theory's clean-gap law."""
     law = prediction.clean_gap_law
     return float(quadrature_time_float(law.x0, math.log(law.T), law.rate, law.T))
@@ -97,7 +97,7 @@ class DrawnRun:
     """What the property tests read of one configuration (times are flow times)."""
 
     config: RunConfig
-    prediction: Predictions
+    prediction: Stage1Predictions
     times: np.ndarray
     history: dict[str, np.ndarray]
     stage1_end: float
@@ -132,7 +132,7 @@ def drawn_run(config: RunConfig) -> DrawnRun:
     """The flow run of ``config`` on one draw (cached)."""
     from verify.sim.engines import draw_data
 
-    prediction = predict(config.model, config.training)
+    prediction = stage1_predictions(config.model, config.training)
     data = draw_data(config)
     stage1_end = clean_stage1_end(prediction)
     flow = flow_config(config, stage1_end)

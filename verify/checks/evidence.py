@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from theory.data_model import GROUP_NAMES
+from theory.foundation.data_model import GROUP_NAMES
 from verify.sim.config import RunConfig, preset
 
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from theory.data_model import DataModel
-from theory.predictions import Predictions
+from theory.foundation.data_model import DataModel
+from theory.stage1.predictions import Stage1Predictions
 from verify.checks.regimes import regimes_of
 from verify.checks.space import class_counts
 
@@ -94,7 +94,7 @@ def check_initial_gap(
     return tolerance
 
 
-def mechanism_regime(prediction: Predictions) -> str:
+def mechanism_regime(prediction: Stage1Predictions) -> str:
     r"""The regime the prediction's mechanism gives: not overfitting when the overfitting
     ratio is at most 1, else harmful when fewer than half of the test sequences select R
     in the argmax limit (Lemma 4.8's test selection), benign otherwise."""
@@ -108,7 +108,7 @@ def _describe(final: Mapping[str, float]) -> str:
     return ", ".join(f"{key} {final.get(key, math.nan):.3f}" for key in keys)
 
 
-def check_regime(prediction: Predictions, final: Mapping[str, float]) -> str:
+def check_regime(prediction: Stage1Predictions, final: Mapping[str, float]) -> str:
     """The theory's claim as it stands: raise :class:`RegimeMismatch` unless the run's final
     state (a history row) is, by the mechanism, the regime :func:`mechanism_regime` gives.
     Returns the measured regime."""
@@ -145,7 +145,7 @@ def learned_weaker_class(final: Mapping[str, float]) -> int:
     return 1 if final.get("q_signal_plus", math.nan) < final.get("q_signal_minus", math.nan) else -1
 
 
-def check_stage_two_switch(prediction: Predictions, final: Mapping[str, float]) -> str:
+def check_stage_two_switch(prediction: Stage1Predictions, final: Mapping[str, float]) -> str:
     r"""For a prediction of no overfitting: the run ends benign (registered disagreement
     :data:`STAGE_TWO_SWITCH`: once the clean samples are fitted their loss weights fall,
     the signal term that held the noisy samples on R collapses and their memorisation
@@ -164,7 +164,7 @@ def check_stage_two_switch(prediction: Predictions, final: Mapping[str, float]) 
 
 
 def check_regime_as_registered(
-    prediction: Predictions, final: Mapping[str, float], balanced: bool
+    prediction: Stage1Predictions, final: Mapping[str, float], balanced: bool
 ) -> str:
     """The regime at the horizon against the prediction with its registered disagreements:
     :func:`check_stage_two_switch` for a prediction of no overfitting; otherwise

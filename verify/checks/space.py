@@ -22,7 +22,7 @@ accuracy reaches ``benign_test_accuracy`` (0.95), which, increasing in :math:`d`
 above the edge :func:`benign_edge`. The other assumptions involve no :math:`d`: A3
 (:math:`n \ge C_3\log(1/\delta)`), A4 (:math:`\eta \le 1/C_4`), A6 (:math:`\kappa_0 \le
 C_6`), A8 (:math:`1/C_8 \le s_\nu \le C_8`) bound the shape, and A5 bounds the step
-(:func:`theory.stability.max_stable_step`). Every bound is taken with the factor
+(:func:`theory.foundation.stability.max_stable_step`). Every bound is taken with the factor
 :data:`MARGIN`, so that rounding :math:`d` to an integer keeps it.
 """
 
@@ -33,15 +33,15 @@ from dataclasses import dataclass
 
 from scipy import optimize
 
-from theory.assumptions import ASSUMPTION_CONSTANTS, assess, symbol_values_for
-from theory.data_model import noisy_count
-from theory.predictions import (
+from theory.foundation.assumptions import ASSUMPTION_CONSTANTS, assess, symbol_values_for
+from theory.foundation.data_model import noisy_count
+from theory.foundation.stability import max_stable_step
+from theory.stage1.predictions import (
     PREDICTION_CONSTANTS,
     argmax_test_accuracy,
     overfitting_threshold,
     rate,
 )
-from theory.stability import max_stable_step
 from verify.sim.config import RunConfig
 
 #: Failure probability :math:`\delta` in the assumptions.
@@ -59,7 +59,7 @@ def assumption_status(config: RunConfig, delta: float = DELTA) -> dict[str, bool
 
 
 def step_bound(config: RunConfig) -> float:
-    r"""The largest step A5 allows, :math:`\alpha_{\max}` of :mod:`theory.stability`."""
+    r"""The largest step A5 allows, :math:`\alpha_{\max}` of :mod:`theory.foundation.stability`."""
     return max_stable_step(config.model, config.training)
 
 
@@ -69,7 +69,8 @@ def stage1_z(config: RunConfig) -> float:
 
 
 def predicted_accuracy(config: RunConfig) -> float:
-    """The argmax-limit test accuracy :func:`theory.predictions.predict` reports."""
+    """The argmax-limit test accuracy
+    :func:`theory.stage1.predictions.stage1_predictions` reports."""
     return argmax_test_accuracy(config.model, stage1_z(config))
 
 
@@ -116,7 +117,7 @@ class Shape:
 
 def stage1_threshold(shape: Shape) -> float:
     r"""The :math:`n\,\mathrm{SNR}^2` at which the overfitting ratio is 1 (independent of
-    :math:`d`: :func:`theory.predictions.overfitting_threshold`)."""
+    :math:`d`: :func:`theory.stage1.predictions.overfitting_threshold`)."""
     probe = shape.config(1.0, 10_000)
     return overfitting_threshold(probe.model, probe.training)
 

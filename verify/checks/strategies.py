@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from theory.assumptions import ASSUMPTION_CONSTANTS
-from theory.predictions import predict
+from theory.foundation.assumptions import ASSUMPTION_CONSTANTS
+from theory.stage1.predictions import stage1_predictions
 from verify.checks.space import (
     DELTA,
     MARGIN,
@@ -240,7 +240,7 @@ def valid_configs(
     failing = [key for key, holds in assumption_status(config).items() if not holds]
     if failing:
         raise AssertionError(f"constructed configuration fails {failing}: {config.flat()}")
-    regime = predict(config.model, config.training).regime
+    regime = stage1_predictions(config.model, config.training).regime
     if regime != expected:
         raise AssertionError(f"constructed for {expected}, predicted {regime}: {config.flat()}")
     return config

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from theory.predictions import Predictions, predict
+from theory.stage1.predictions import Stage1Predictions, stage1_predictions
 from verify.checks.catalogue import HOLDS_UNTRAINED, Claims, catalogue
 from verify.checks.evidence import Evidence, EvidencePlan, untrained
 from verify.checks.registry import Check, CheckResult, can_fail
@@ -20,12 +20,12 @@ FULL = EvidencePlan(presets=tuple(PRESETS), gd_seeds=32, flow_seeds=12, scan_see
 QUICK = EvidencePlan(presets=("benign",), gd_seeds=25, flow_seeds=6, scan_seeds=0)
 
 
-def predictions_for(plan: EvidencePlan) -> dict[str, Predictions]:
+def predictions_for(plan: EvidencePlan) -> dict[str, Stage1Predictions]:
     """The theory's predictions for each preset of the plan (seed-free)."""
     out = {}
     for name in plan.presets:
         config = preset(name)
-        out[name] = predict(config.model, config.training)
+        out[name] = stage1_predictions(config.model, config.training)
     return out
 
 

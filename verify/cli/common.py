@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from theory.validation import (
+from theory.foundation.validation import (
     Boolean,
     Constraint,
     Integer,
@@ -31,9 +31,7 @@ from theory.validation import (
     Real,
     parameter_fields,
 )
-from theory.validation import (
-    Sequence as SequenceOf,
-)
+from theory.foundation.validation import Sequence as SequenceOf
 
 EXIT_INPUT_ERROR = 2
 
@@ -164,7 +162,7 @@ def add_parameter(
 def add_settings_flags(
     parser: argparse.ArgumentParser, defaults: Any, title: str, skip: Sequence[str] = ()
 ) -> None:
-    """A flag per :func:`~theory.validation.parameter` field of the settings object
+    """A flag per :func:`~theory.foundation.validation.parameter` field of the settings object
     ``defaults`` (its values are the defaults shown)."""
     group = parser.add_argument_group(title)
     for spec in parameter_fields(defaults):

@@ -87,7 +87,7 @@ def command_reproduce(args: argparse.Namespace) -> int:
 
 def redraw_reproduce(args: argparse.Namespace) -> int:
     """``reproduce --figures-only``: the figures again from ``OUT/tables``."""
-    from theory.validation import parameter_fields, require
+    from theory.foundation.validation import parameter_fields, require
     from verify.experiments.settings import ReproduceSettings
     from verify.plots.reproduce import draw_reproduce_figures
 

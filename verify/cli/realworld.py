@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from theory.validation import InvalidParameter
+from theory.foundation.validation import InvalidParameter
 from verify.cli.common import Parser, add_executor_flags
 from verify.realworld.protocols import OVERRIDABLE
 

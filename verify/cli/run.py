@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from theory.validation import Real, require
+from theory.foundation.validation import Real, require
 from verify.cli.common import (
     HelpFormatter,
     add_output_flags,
@@ -146,8 +146,8 @@ DEFAULT_DELTA = 0.05
 
 
 def command_assumptions(args: argparse.Namespace) -> int:
-    from theory.assumptions import assess, regime_conditions, symbol_values_for
-    from theory.predictions import predict
+    from theory.foundation.assumptions import assess, regime_conditions, symbol_values_for
+    from theory.stage1.predictions import stage1_predictions
 
     config = config_from_args(args)
     delta = args.delta if args.delta is not None else DEFAULT_DELTA
@@ -167,7 +167,7 @@ def command_assumptions(args: argparse.Namespace) -> int:
         )
         if args.verbose:
             print(f"    reason: {status.reason}")
-    prediction = predict(model, training)
+    prediction = stage1_predictions(model, training)
     n_snr_sq = model.n * model.snr**2
     a2 = next(s for s in statuses if s.key == "A2").holds
     print(
@@ -176,7 +176,7 @@ def command_assumptions(args: argparse.Namespace) -> int:
     )
     for basis, regime in regime_conditions(n_snr_sq, a2, prediction.overfitting_threshold).items():
         print(f"regime by {basis}: {regime}")
-    print(f"predicted regime (theory.predictions): {prediction.regime}")
+    print(f"predicted regime (theory.stage1.predictions): {prediction.regime}")
     return 0
 
 

@@ -5,9 +5,9 @@ At each swept :math:`(d, n)` and the sweep's horizon k (GD steps; flow time
 
 * harmful | benign by selection: the :math:`\|\mu\|` at which the test signal-to-noise
   ratio :math:`z` of the mean-field flow reaches :math:`z_{1/2}`, where half of the test
-  sequences select their relevant token (:func:`theory.stage2_predictions.harmful_benign_boundary`);
+  sequences select their relevant token (:func:`theory.stage2.predictions.harmful_benign_boundary`);
 * benign | not-overfitting: the :math:`\|\mu\|` above which fewer than half of the noisy
-  samples are fitted after k steps (:func:`theory.stage2_predictions.benign_not_boundary`).
+  samples are fitted after k steps (:func:`theory.stage2.predictions.benign_not_boundary`).
 
 The practical view (test accuracy :math:`\ge A^*`) has no prediction: its boundary moves with
 the head's score noise as much as with the attention.
@@ -19,7 +19,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from theory.data_model import DataModel, Training
+from theory.foundation.data_model import DataModel, Training
 from verify.experiments.settings import BoundarySettings
 
 HARMFUL_BENIGN = "harmful|benign"
@@ -50,7 +50,7 @@ def predicted_boundary(kind: str, settings: BoundarySettings, d: int, n: int) ->
 def stage2_boundary(kind: str, model: DataModel, training: Training, steps: int) -> Prediction:
     """The stage-2 boundary ``kind`` of ``model`` after ``steps`` (cached: sweeps under
     both rules share their benign|not predictions)."""
-    from theory.stage2_predictions import benign_not_boundary, harmful_benign_boundary
+    from theory.stage2.predictions import benign_not_boundary, harmful_benign_boundary
 
     predict = harmful_benign_boundary if kind == HARMFUL_BENIGN else benign_not_boundary
     estimate = predict(model, training, steps)

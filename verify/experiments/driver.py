@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theory.validation import InvalidParameter, Validated
+from theory.foundation.validation import InvalidParameter, Validated
 from verify.experiments.settings import ExecutorSettings
 from verify.experiments.sweep import Executor, ResultStore, make_executor
 from verify.output.files import atomic_write_json, atomic_write_text, prepare_output_dir

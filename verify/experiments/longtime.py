@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from theory.quadrature import LOG_SLOPE_PER_DECADE
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.fits import first_step_always, settle_step, slope_per_decade
 from verify.experiments.settings import DEFAULT_SCAN, LongtimeSettings
@@ -38,7 +39,7 @@ from verify.output.tables import markdown_table, number
 from verify.sim.config import RunConfig
 
 GAP_COLUMNS = ("clean_gap_min", "clean_gap_mean", "noisy_gap_min", "noisy_gap_mean")
-LOG_SLOPE_THEORY = math.log(10.0)
+LOG_SLOPE_THEORY = LOG_SLOPE_PER_DECADE
 
 
 def run_metrics(result: Mapping[str, Any], settings: LongtimeSettings) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from theory.validation import Integer, Options, Real, Validated, parameter, require
-from theory.validation import Sequence as SequenceOf
+from theory.foundation.validation import Integer, Options, Real, Validated, parameter, require
+from theory.foundation.validation import Sequence as SequenceOf
 from verify.sim.config import PRESETS, RunConfig, preset
 
 #: Milestones (log10 steps) of the summary table.

@@ -100,9 +100,9 @@ def cell_rows(
 def theory_rows(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
     r"""The theory's benign | not-overfitting boundary over the grid's d: the stage-1
     threshold :math:`\|\mu\| = \sqrt{\theta\,\sigma_\epsilon^2 d / n}` of
-    :func:`theory.predictions.overfitting_threshold` (:math:`\theta`, a threshold on
+    :func:`theory.stage1.predictions.overfitting_threshold` (:math:`\theta`, a threshold on
     :math:`n\,\mathrm{SNR}^2`, does not depend on d: computed once)."""
-    from theory.predictions import overfitting_threshold
+    from theory.stage1.predictions import overfitting_threshold
 
     config = settings.config(min(settings.d_values), 20.0, 0)
     model = config.model

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from theory.validation import (
+from theory.foundation.validation import (
     Boolean,
     Integer,
     InvalidParameter,
@@ -26,7 +26,7 @@ from theory.validation import (
     parameter,
     require,
 )
-from theory.validation import Sequence as SequenceOf
+from theory.foundation.validation import Sequence as SequenceOf
 from verify.checks.regimes import RegimeThresholds
 from verify.sim.config import DFREE_ENGINES, FLOW_ENGINES, PRESETS, RunConfig, preset
 

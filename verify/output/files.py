@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from theory.validation import InvalidParameter, require
+from theory.foundation.validation import InvalidParameter, require
 
 
 def atomic_write_bytes(path: Path, payload: bytes) -> None:
@@ -108,7 +108,7 @@ def prepare_output_dir(
     """Check, before any work, that ``path`` can take a command's results: a directory
     (created if missing) that this process can write into, and, unless ``overwrite``,
     holding none of the ``guarded`` files of an earlier result. Problems are
-    :class:`~theory.validation.InvalidParameter` naming ``name``."""
+    :class:`~theory.foundation.validation.InvalidParameter` naming ``name``."""
     shown = str(path)
     path = Path(path)
     require(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from theory.quadrature import LOG_SLOPE_PER_DECADE
 from verify.output.tables import read_table, select
 from verify.plots.reproduce import _pyplot, save_figure
 
@@ -148,7 +149,11 @@ def figure_longtime(tables: Path, figures: Path) -> list[Path]:
     anchor = np.nanmax(first["clean_gap_min"][keep])
     grid = np.linspace(x.min(), x.max(), 10)
     axes[0].plot(
-        grid, anchor + math.log(10) * (grid - x.max()), "k:", lw=1, label="slope ln 10 per decade"
+        grid,
+        anchor + LOG_SLOPE_PER_DECADE * (grid - x.max()),
+        "k:",
+        lw=1,
+        label="slope ln 10 per decade",
     )
     axes[0].set(
         xlabel="log10 GD step",

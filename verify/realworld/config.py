@@ -18,8 +18,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from theory.data_model import noisy_count
-from theory.validation import (
+from theory.foundation.data_model import noisy_count
+from theory.foundation.validation import (
     Integer,
     Options,
     Real,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory.data_model import noisy_count
+from theory.foundation.data_model import noisy_count
 from verify.realworld.assets import read_member
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from theory.validation import (
+from theory.foundation.validation import (
     Integer,
     Optional,
     Options,

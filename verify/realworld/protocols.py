@@ -42,7 +42,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from theory.validation import (
+from theory.foundation.validation import (
     Boolean,
     Integer,
     Optional,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from theory.validation import require
+from theory.foundation.validation import require
 from verify.realworld.protocols import PROTOCOLS, Protocol, protocol
 
 #: The factors of the one-factor-at-a-time analysis and the fields each one moves.

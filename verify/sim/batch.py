@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from theory.validation import require
+from theory.foundation.validation import require
 from verify.sim.config import RunConfig
 from verify.sim.data import (
     Dataset,

@@ -1,10 +1,10 @@
 r"""A run's configuration: what to solve, how to solve it and what to record.
 
-:class:`RunConfig` composes the theory's :class:`~theory.data_model.DataModel` (the data
-and the fixed head) and :class:`~theory.data_model.Training` (GD from :math:`p(0) = 0`)
+:class:`RunConfig` composes the theory's :class:`~theory.foundation.data_model.DataModel` (the data
+and the fixed head) and :class:`~theory.foundation.data_model.Training` (GD from :math:`p(0) = 0`)
 with a :class:`Solver` (which engine, at what precision) and a :class:`Recording` (test
 set and log points), plus the seed of every random stream. Every field is validated on
-construction with one message form (:class:`~theory.validation.InvalidParameter`).
+construction with one message form (:class:`~theory.foundation.validation.InvalidParameter`).
 
 Fields are reached through their component (``config.model.d``,
 ``config.training.alpha``); :func:`preset`, :meth:`RunConfig.build` and
@@ -18,8 +18,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from theory.data_model import DataModel, Training
-from theory.validation import (
+from theory.foundation.data_model import DataModel, Training
+from theory.foundation.validation import (
     Integer,
     InvalidParameter,
     Options,

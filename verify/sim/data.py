@@ -1,7 +1,7 @@
 r"""The paper's synthetic data, drawn from a seed, and external data loaded from ``.npz``.
 
 A token of group :math:`g` is :math:`x = \sigma_\epsilon z + c_g\mu_{y^*} + c'_g\mu_{-y^*}`
-with :math:`z \sim N(0, I_d)` (the token-group table of :mod:`theory.data_model`), and
+with :math:`z \sim N(0, I_d)` (the token-group table of :mod:`theory.foundation.data_model`), and
 :math:`\mu_{+1} = \|\mu\| e_1`, :math:`\mu_{-1} = \|\mu\| e_2`. Observed labels are
 :math:`y = -y^*` on the flipped set and :math:`y = y^*` elsewhere. Four independent
 random streams are spawned from the seed: training noise, test noise (the test set is
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from theory.data_model import GROUP_NAMES, DataModel
-from theory.validation import InvalidParameter, require
+from theory.foundation.data_model import GROUP_NAMES, DataModel
+from theory.foundation.validation import InvalidParameter, require
 from verify.output.files import atomic_write_bytes
 from verify.sim.config import RunConfig
 
@@ -120,7 +120,7 @@ def balanced_labels(count: int) -> np.ndarray:
 def noisy_mask(y_clean: np.ndarray, model: DataModel, rng: np.random.Generator) -> np.ndarray:
     r"""Which training labels are flipped.
 
-    ``exact``: :func:`theory.data_model.noisy_count` flips (:math:`n\eta` rounded), half
+    ``exact``: :func:`theory.foundation.data_model.noisy_count` flips (:math:`n\eta` rounded), half
     from each class (the odd one from the positive class), uniformly within each class.
     ``bernoulli``: each label flips with probability :math:`\eta`; a draw that flips half
     the labels or more is an error (the labels would carry no information).
@@ -261,7 +261,7 @@ REQUIRED_ARRAYS = ("X_train", "y_train", "X_test", "y_test")
 
 def read_npz(path: str | Path) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` archive; any problem reading it is an
-    :class:`~theory.validation.InvalidParameter` naming ``data_from``."""
+    :class:`~theory.foundation.validation.InvalidParameter` naming ``data_from``."""
     shown = str(path)
     path = Path(path)
     require(path.exists(), "data_from", shown, "an existing .npz file (no such file)")
@@ -330,7 +330,8 @@ def _array(arrays: dict[str, np.ndarray], key: str, ndim: int, shape_text: str) 
 
 def npz_shape(arrays: dict[str, np.ndarray]) -> tuple[int, int, int, int]:
     """``(n, T, d, test_size)`` of external data, after checking the arrays' presence,
-    types and shapes (every problem is an :class:`~theory.validation.InvalidParameter`)."""
+    types and shapes (every problem is an
+    :class:`~theory.foundation.validation.InvalidParameter`)."""
     for key in REQUIRED_ARRAYS:
         require(
             key in arrays,

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from theory.data_model import DataModel
-from theory.validation import require
+from theory.foundation.data_model import DataModel
+from theory.foundation.validation import require
 from verify.sim.config import RunConfig
 from verify.sim.data import (
     balanced_labels,

@@ -88,8 +88,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
-from theory.data_model import DataModel
-from theory.validation import require
+from theory.foundation.data_model import DataModel
+from theory.foundation.validation import require
 from verify.sim.observables import POPULATION_COLUMNS
 from verify.sim.sobol import scrambled_sobol
 

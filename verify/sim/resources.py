@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 
-from theory.validation import InvalidParameter
+from theory.foundation.validation import InvalidParameter
 from verify.sim.config import DFREE_ENGINES, FLOW_ENGINES, RunConfig
 
 FLOAT = 8

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from theory.data_model import GROUP_NAMES
+from theory.foundation.data_model import GROUP_NAMES
 from verify.output.files import atomic_write_json, atomic_write_text, numeric_csv
 from verify.output.provenance import provenance
 from verify.sim.simulate import RunResult

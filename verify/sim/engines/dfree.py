@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from theory.validation import require
+from theory.foundation.validation import require
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.dfree_data import ReducedData

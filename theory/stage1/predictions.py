@@ -1,0 +1,383 @@
+r"""Stage-1 predictions for one concrete setting, labelled with the paper result each
+reconstructs.
+
+Every prediction here is this package's own derivation (the paper's exact statements
+and constants are not available); each is marked with the paper result it stands in
+for. Inputs are the data model and training set-up of :mod:`theory.foundation.data_model`;
+it never imports :mod:`verify`. Rates come from the SymPy expressions of
+:mod:`theory.stage1.rates` (lambdified once), trajectories from the quadrature of
+:mod:`theory.quadrature.g`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import cache
+
+import numpy as np
+import sympy as sp
+from scipy import integrate, optimize
+
+from theory.foundation.data_model import DataModel, Training
+from theory.foundation.numerics import normal_cdf, normal_pdf
+from theory.foundation.proof import RECONSTRUCTION
+from theory.foundation.symbols import d, eta, gamma0, mu_norm, n, rho, sigma_eps
+from theory.quadrature.g import g_prime, quadrature_gap
+from theory.stage1 import rates
+
+#: Constants of the predictions (exposed so that users holding the paper can plug in its
+#: values). ``gap_bracket_factor``: the clean/noisy gap lies between the quadrature curves
+#: with rate c / C and C c (C = 4: +-log 4 = 1.39 in gap units late on).
+#: ``benign_test_accuracy``: predicted argmax test accuracy above which an overfitting
+#: setting is called benign.
+PREDICTION_CONSTANTS = {"gap_bracket_factor": 4.0, "benign_test_accuracy": 0.95}
+
+_ARGUMENTS = (
+    d,
+    n,
+    rates.T_tokens,
+    rates.n_R,
+    rates.n_A,
+    rates.n_O,
+    rho,
+    eta,
+    mu_norm,
+    sigma_eps,
+    gamma0,
+    rates.kappa0,
+)
+
+
+def _values(model: DataModel, training: Training) -> tuple[float, ...]:
+    return (
+        model.d,
+        model.n,
+        model.T,
+        model.n_relevant,
+        model.n_weak_aligned,
+        model.n_weak_opposite,
+        model.rho,
+        model.eta,
+        model.mu_norm,
+        model.sigma_eps,
+        model.gamma0,
+        training.kappa0(model.d),
+    )
+
+
+@cache
+def _compiled(name: str, *arguments: str | bool):
+    builders: dict[str, Callable[..., sp.Expr]] = {
+        "signal_rate": rates.signal_rate,
+        "memorisation_rate": lambda noisy: rates.memorisation_rate(noisy=noisy),
+        "token_velocity": lambda group, noisy: rates.token_velocity(group, noisy),
+        "overfitting_ratio": lambda: rates.overfitting_ratio(simplify=False),  # same numbers
+        "test_signal_to_noise": rates.test_signal_to_noise,
+    }
+    expression = builders[name](*arguments)
+    return sp.lambdify(_ARGUMENTS, expression, modules="math")
+
+
+def rate(model: DataModel, training: Training, name: str, *arguments: str | bool) -> float:
+    """A rate of :mod:`theory.stage1.rates` (``name``: ``signal_rate``, ``memorisation_rate``,
+    ``token_velocity``, ``overfitting_ratio``, ``test_signal_to_noise``) at a setting."""
+    return float(_compiled(name, *arguments)(*_values(model, training)))
+
+
+def token_velocities(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:
+    """Initial logit velocity of each present token group (clean or noisy sample)."""
+    return {
+        g.name: rate(model, training, "token_velocity", g.name, noisy)
+        for g in model.groups
+        if g.count > 0
+    }
+
+
+def gap_velocities(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:
+    r"""Initial velocities of the gaps of the leader (R for clean, :math:`W_-` for noisy)
+    over every other present group (Lemmas 4.5 / 4.6, stage 1)."""
+    velocities = token_velocities(model, training, noisy)
+    leader = "W-" if noisy else "R"
+    return {g: velocities[leader] - v for g, v in velocities.items() if g != leader}
+
+
+def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> dict[str, float]:
+    r"""P(the argmax of independent :math:`N(m_g, 1)` logits falls in group g), with
+    :math:`n_g` iid tokens per group:
+    :math:`n_g\int \phi(x - m_g)\prod_h \Phi(x - m_h)^{n_h - [h = g]} dx`."""
+    out = {}
+    for g, count in counts.items():
+        if count == 0:
+            continue
+
+        def density(x, g=g, count=count):
+            value = count * normal_pdf(x - leads[g])
+            for h, other in counts.items():
+                power = other - (1 if h == g else 0)
+                if power:
+                    value *= normal_cdf(x - leads[h]) ** power
+            return value
+
+        centre = leads[g]
+        # A probability: quadrature error must not take it above 1.
+        out[g] = min(integrate.quad(density, centre - 12.0, centre + 12.0, limit=200)[0], 1.0)
+    return out
+
+
+def test_selection(model: DataModel, z: float) -> dict[str, float]:
+    r"""Reconstruction of Lemma 4.8's mechanism: a fresh test token of group g has logit
+    :math:`(c_g + c'_g) z + \xi`, :math:`\xi \sim N(0, 1)` (units of
+    :math:`\sigma_\epsilon\|q\|`), so in the argmax limit the probability that a test
+    sequence selects a token of group g is :func:`_argmax_probabilities`."""
+    leads = {g.name: g.signal * z for g in model.groups}
+    return _argmax_probabilities(leads, model.group_counts)
+
+
+def stage1_selection(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:
+    r"""Which token group a training sample selects (reconstruction of the selection part of
+    Theorem 4.1 via Lemmas 4.5-4.6): the token with the largest stage-1 velocity. Including
+    each token's noise score :math:`\xi_t \sim N(0, \sigma_\epsilon^2\|\nu\|^2)`, token t of
+    group g has velocity :math:`\varsigma M (\gamma_g + \xi_t)/\gamma_0 + (c_g + c'_g) S` (up
+    to a common shift), so the selected group follows :func:`_argmax_probabilities` with
+    leads :math:`m_g/s`, :math:`s = M\sigma_\epsilon\|\nu\|/\gamma_0`. When the noise scores
+    are larger than :math:`\rho\gamma_0` (assumption A7 fails) noisy samples pick whichever
+    token has the best score for the flipped label, often an irrelevant one."""
+    sign = -1.0 if noisy else 1.0
+    memo = rate(model, training, "memorisation_rate", noisy)
+    signal = rate(model, training, "signal_rate")
+    spread = abs(memo) * model.score_noise / model.gamma0
+    leads = {g.name: (sign * memo * g.score + g.signal * signal) / spread for g in model.groups}
+    return _argmax_probabilities(leads, model.group_counts)
+
+
+def argmax_test_accuracy(model: DataModel, z: float) -> float:
+    r"""Test accuracy when each test sequence outputs the score of its argmax token:
+    :math:`\sum_g P(\text{select } g)\,\Phi(\gamma_g / (\sigma_\epsilon\|\nu\|))`, with the
+    token's score :math:`\gamma_g` plus its noise score
+    :math:`N(0, \sigma_\epsilon^2\|\nu\|^2)`."""
+    selection = test_selection(model, z)
+    noise = model.score_noise / model.gamma0  # in units of gamma0
+    return float(
+        sum(
+            selection[g.name] * normal_cdf(g.score / noise)
+            for g in model.groups
+            if g.name in selection
+        )
+    )
+
+
+def soft_test_accuracy(
+    model: DataModel, signal_logit: float, query_norm: float, samples: int = 20000, seed: int = 0
+) -> float:
+    r"""Lemma 4.8's mechanism at finite temperature (reconstruction): for a fresh test
+    sequence of class +1, token t of group g has logit
+    :math:`a_t = (c_g + c'_g)\beta + \sigma_\epsilon\|q\|\xi_t` and score
+    :math:`\gamma_0 (c_g - c'_g) + \zeta_t` (:math:`\xi, \zeta` independent standard /
+    score noise, :math:`\beta = \langle\mu_{+1}, q\rangle`), and the prediction is correct
+    when :math:`\sum_t \mathrm{softmax}(a)_t(\gamma_0 (c_g - c'_g) + \zeta_t) > 0`.
+    Evaluated by Monte Carlo with ``samples`` draws from a fixed ``seed`` (deterministic).
+    Tends to :func:`argmax_test_accuracy` as :math:`\sigma_\epsilon\|q\| \to \infty` at
+    fixed :math:`\beta/(\sigma_\epsilon\|q\|)`."""
+    tokens = [model.groups[code] for code in model.position_groups]
+    mean_logit = np.array([g.signal * signal_logit for g in tokens])
+    mean_score = np.array([model.gamma0 * g.score for g in tokens])
+    rng = np.random.default_rng(seed)
+    logits = mean_logit + model.sigma_eps * query_norm * rng.standard_normal((samples, len(tokens)))
+    scores = mean_score + model.score_noise * rng.standard_normal((samples, len(tokens)))
+    logits -= logits.max(axis=1, keepdims=True)
+    weights = np.exp(logits)
+    outputs = (weights * scores).sum(axis=1) / weights.sum(axis=1)
+    return float(np.mean(outputs > 0))
+
+
+def stage1_noisy_fitting_time(model: DataModel, training: Training) -> float:
+    r"""Stage-1 end (reconstruction of Lemma 4.6): with logits linear in time,
+    :math:`a_g(\tau) = v_g \tau` (noisy-sample velocities), the noisy sample is fitted
+    once :math:`\sum_g n_g e^{v_g\tau}\gamma_g < 0` (its output takes the flipped sign).
+    Returns that :math:`\tau` (``inf`` if it never happens: not overfitting);
+    :func:`theory.stage2.predictions.stage2_noisy_fitting_time` is the stage-2 flow's."""
+    velocities = token_velocities(model, training, noisy=True)
+    groups = {g.name: g for g in model.groups}
+
+    def output(tau: float) -> float:
+        top = max(velocities.values()) * tau
+        return sum(
+            groups[g].count * math.exp(v * tau - top) * groups[g].score
+            for g, v in velocities.items()
+        )
+
+    if output(0.0) <= 0:
+        return 0.0
+    upper = 1.0
+    while output(upper) > 0:
+        upper *= 2
+        if upper > 1e12:
+            return math.inf
+    return float(optimize.brentq(output, 0.0, upper, xtol=1e-12, rtol=1e-10))
+
+
+@dataclass(frozen=True)
+class GapLaw:
+    r"""A gap trajectory :math:`x(\tau) = g^{-1}(g(x_0) + c\tau)` and its bracket
+    :math:`[g^{-1}(g(x_0) + c\tau/C),\ g^{-1}(g(x_0) + Cc\tau)]`. The rate
+    :math:`c = v\,g'(x_0)` matches the stage-1 initial velocity :math:`v` (since
+    :math:`\dot x = c/g'(x)`), and then the law carries it into the exponential-time regime."""
+
+    x0: float
+    rate: float
+    T: int
+    factor: float
+
+    def curve(self, tau, scale: float = 1.0) -> np.ndarray:
+        return quadrature_gap(self.x0, self.rate * scale, np.asarray(tau, dtype=float), self.T)
+
+    def bracket(self, tau) -> tuple[np.ndarray, np.ndarray]:
+        return self.curve(tau, 1 / self.factor), self.curve(tau, self.factor)
+
+
+def gap_law(velocity: float, T: int, factor: float, x0: float = 0.0) -> GapLaw:
+    r"""The law whose initial velocity is ``velocity`` (rate :math:`c = v\,g'(x_0)`)."""
+    return GapLaw(x0=x0, rate=float(velocity * g_prime(x0, T)), T=T, factor=factor)
+
+
+@dataclass(frozen=True)
+class Stage1Predictions:
+    """Everything stage 1 predicts for one setting (see each field's reference): the rates,
+    velocities and selections at the start of training and what they imply (Theorem 4.1's
+    regime, Lemma 4.8's argmax-limit test accuracy, the gap laws)."""
+
+    model: DataModel
+    training: Training
+    signal_rate: float  # Lemma 4.5: S
+    memorisation_clean: float  # Lemma 4.5: M_c
+    memorisation_noisy: float  # Lemma 4.6: M_n
+    clean_gap_velocities: dict[str, float]  # Lemma 4.5, stage 1
+    noisy_gap_velocities: dict[str, float]  # Lemma 4.6, stage 1
+    overfitting_ratio: float  # Theorem 4.1: > 1 means the noisy samples get fitted
+    overfitting_threshold: float  # Theorem 4.1: n SNR^2 below which r > 1
+    test_z: float  # Lemma 4.8 / Remark 4.2
+    test_selection: dict[str, float]  # Lemma 4.8: argmax group of test sequences
+    test_accuracy: float  # Theorem 4.1 / Remark 4.2 (argmax limit)
+    regime: str  # Theorem 4.1 / Remark 4.2
+    train_accuracy: float  # Theorem 4.1
+    clean_selection: dict[str, float]  # Theorem 4.1 / Lemma 4.5: groups clean samples select
+    noisy_selection: dict[str, float]  # Theorem 4.1 / Lemma 4.6: groups noisy samples select
+    noisy_fitting_time: float  # Lemma 4.6: stage-1 end (flow time tau)
+    clean_gap_law: GapLaw  # Lemma 4.5
+    noisy_gap_law: GapLaw | None  # Lemma 4.7 (overfitting regimes)
+    constants: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["clean_gap_law"] = asdict(self.clean_gap_law)
+        out["noisy_gap_law"] = asdict(self.noisy_gap_law) if self.noisy_gap_law else None
+        return out
+
+
+def overfitting_threshold(model: DataModel, training: Training) -> float:
+    r"""The :math:`n\,\mathrm{SNR}^2` at which the overfitting ratio equals 1 (the ratio is
+    proportional to :math:`1/(n\,\mathrm{SNR}^2)`): Theorem 4.1's benign/not-overfitting
+    boundary, :math:`\|\mu\| = \sqrt{\theta\,\sigma_\epsilon^2 d / n}`."""
+    return rate(model, training, "overfitting_ratio") * model.n * model.snr**2
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Theorem 4.1's verdict for one setting: the overfitting ratio (> 1: the noisy samples
+    get fitted), the test z and argmax test accuracy, the regime and the train accuracy."""
+
+    overfitting_ratio: float
+    test_z: float
+    test_accuracy: float
+    regime: str
+    train_accuracy: float
+
+
+def outcome(
+    model: DataModel,
+    training: Training,
+    benign_test_accuracy: float = PREDICTION_CONSTANTS["benign_test_accuracy"],
+) -> Outcome:
+    """The regime (not-overfitting unless the overfitting ratio exceeds 1; else benign when
+    the argmax test accuracy reaches ``benign_test_accuracy``, harmful below) and the
+    accuracies, without the rest of :func:`stage1_predictions` (no velocities, selections or
+    laws)."""
+    ratio = rate(model, training, "overfitting_ratio")
+    z = rate(model, training, "test_signal_to_noise")
+    accuracy = argmax_test_accuracy(model, z)
+    overfits = ratio > 1
+    if not overfits:
+        regime = "not-overfitting"
+    elif accuracy >= benign_test_accuracy:
+        regime = "benign"
+    else:
+        regime = "harmful"
+    train = 1.0 if overfits else 1.0 - model.noisy_count / model.n
+    return Outcome(ratio, z, accuracy, regime, train)
+
+
+def stage1_predictions(
+    model: DataModel, training: Training | None = None, constants: dict[str, float] | None = None
+) -> Stage1Predictions:
+    """All predictions for the data model and training set-up (default: the paper's GD)."""
+    training = training or Training()
+    constants = {**PREDICTION_CONSTANTS, **(constants or {})}
+    verdict = outcome(model, training, constants["benign_test_accuracy"])
+    ratio, z, overfits = verdict.overfitting_ratio, verdict.test_z, verdict.overfitting_ratio > 1
+    clean = gap_velocities(model, training, noisy=False)
+    noisy = gap_velocities(model, training, noisy=True) if model.n_weak_opposite else {}
+    factor = constants["gap_bracket_factor"]
+    noisy_selection = stage1_selection(model, training, noisy=True) if overfits else {"R": 1.0}
+    noisy_law = None  # Lemma 4.7 tracks the W- lead: only when noisy samples select W-
+    if (
+        overfits
+        and noisy
+        and min(noisy.values()) > 0
+        and max(noisy_selection, key=noisy_selection.__getitem__) == "W-"
+    ):
+        noisy_law = gap_law(min(noisy.values()), model.T, factor)
+    return Stage1Predictions(
+        model=model,
+        training=training,
+        signal_rate=rate(model, training, "signal_rate"),
+        memorisation_clean=rate(model, training, "memorisation_rate", False),
+        memorisation_noisy=rate(model, training, "memorisation_rate", True),
+        clean_gap_velocities=clean,
+        noisy_gap_velocities=noisy,
+        overfitting_ratio=ratio,
+        overfitting_threshold=overfitting_threshold(model, training),
+        test_z=z,
+        test_selection=test_selection(model, z),
+        test_accuracy=verdict.test_accuracy,
+        regime=verdict.regime,
+        train_accuracy=verdict.train_accuracy,
+        clean_selection=stage1_selection(model, training, noisy=False),
+        noisy_selection=noisy_selection,
+        noisy_fitting_time=stage1_noisy_fitting_time(model, training) if overfits else math.inf,
+        clean_gap_law=gap_law(min(clean.values()), model.T, factor),
+        noisy_gap_law=noisy_law,
+        constants=constants,
+    )
+
+
+__all__ = [
+    "Stage1Predictions",
+    "GapLaw",
+    "stage1_predictions",
+    "Outcome",
+    "outcome",
+    "gap_law",
+    "token_velocities",
+    "gap_velocities",
+    "test_selection",
+    "stage1_selection",
+    "soft_test_accuracy",
+    "argmax_test_accuracy",
+    "stage1_noisy_fitting_time",
+    "overfitting_threshold",
+    "rate",
+    "PREDICTION_CONSTANTS",
+    "RECONSTRUCTION",
+]

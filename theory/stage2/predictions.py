@@ -1,0 +1,402 @@
+r"""Stage-2 predictions at a horizon: both regime boundaries, the noisy switch, the late test
+accuracy and the gap slope, each with the size of what its derivation drops.
+
+Reconstruction (this package's own derivation; the paper's stage-2 statements are not
+available). Every prediction is read off the mean-field flow of :mod:`theory.stage2.flow`
+(horizons in GD steps, flow time :math:`\tau = \alpha k`), and each carries a relative
+``model_error``: the effect of the terms the mean field drops, fixed before any
+simulation, for use as an a priori tolerance.
+
+Dropped terms (:func:`dropped_terms`):
+
+* **class spread** :math:`\delta_0`. A noisy sample's relevant token also moves with the
+  noise-signal cross terms :math:`\langle\epsilon_j, W_0^\top W_0\mu\rangle`
+  (variance :math:`2\kappa_0^2\sigma_\epsilon^2\|\mu\|^2`) and the noise-noise cross terms
+  (variance :math:`2\kappa_0^2\sigma_\epsilon^4 d` each). At :math:`\tau = 0` their sum over
+  a class, relative to the class's mean-field memorisation, has standard deviation
+
+  .. math:: \delta_0^2 = \frac{2}{n_n}\Big[\frac{\|\mu\|^2 (n_c - n_n)^2}
+            {\sigma_\epsilon^2 d^2} + \frac{n}{d}\Big]
+
+  (:math:`n_c, n_n` clean and noisy samples per class). The two classes draw independent
+  spreads, and the first class to collapse protects the other (its collapse inflates
+  :math:`\|p\|^2`, whose radial term locks the other class's selection), so "fewer than
+  half of the noisy samples fitted" is decided by the faster class: the median of the
+  larger of two standard normals, :math:`\xi^* = \Phi^{-1}(2^{-1/2}) = 0.545`, gives
+  that class a memorisation rate :math:`1 + \xi^*\delta_0` times the mean field's.
+* **score noise** :math:`\delta_s = (\sigma_\epsilon\|\nu\|/\gamma_0)^2` and the second-order
+  cross terms :math:`n/d`: the test signal-to-noise ratio :math:`z` is a ratio of sums over
+  all tokens, where the first-order terms average out.
+* **preconditioner spread** :math:`n/d + \sqrt{2/d}`: the relative error of
+  :math:`\kappa_p = 2\kappa_0` and of the second-order cross terms in :math:`\|p\|^2`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+from scipy.special import ndtr, ndtri
+
+from theory.foundation.data_model import DataModel, Training
+from theory.foundation.validation import Real, require
+from theory.quadrature import LOG_SLOPE_PER_DECADE
+from theory.stage1.predictions import argmax_test_accuracy, soft_test_accuracy
+from theory.stage2 import flow, laws
+
+#: Median of the larger of two independent standard normals, :math:`\Phi^{-1}(2^{-1/2})`.
+FASTER_CLASS_QUANTILE = float(ndtri(2**-0.5))
+#: Monte Carlo draws of the finite-temperature test accuracy (3 standard errors ~ 0.004).
+ACCURACY_SAMPLES = 100_000
+
+
+@dataclass(frozen=True)
+class DroppedTerms:
+    """Relative sizes of the terms the mean-field flow drops (see the module docstring)."""
+
+    class_spread: float  # delta_0
+    score_noise: float  # delta_s
+    cross_second_order: float  # n / d
+    preconditioner: float  # n / d + sqrt(2 / d)
+
+
+def dropped_terms(model: DataModel) -> DroppedTerms:
+    r""":math:`\delta_0`, :math:`\delta_s`, :math:`n/d` and :math:`n/d + \sqrt{2/d}` for
+    ``model`` (see the module docstring; :math:`\delta_0 = \infty` without noisy samples)."""
+    noisy = model.noisy_count if model.flip == "exact" else model.n * model.eta
+    per_class_noisy, per_class_clean = noisy / 2, (model.n - noisy) / 2
+    ratio = model.n / model.d
+    if per_class_noisy > 0:
+        signal = model.mu_norm**2 * (per_class_clean - per_class_noisy) ** 2
+        spread = math.sqrt(
+            2 / per_class_noisy * (signal / (model.sigma_eps**2 * model.d**2) + ratio)
+        )
+    else:
+        spread = math.inf
+    return DroppedTerms(
+        class_spread=spread,
+        score_noise=(model.score_noise / model.gamma0) ** 2,
+        cross_second_order=ratio,
+        preconditioner=ratio + math.sqrt(2 / model.d),
+    )
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A predicted number, its relative model error, what it is, and (where the value
+    corrects it) the symmetric mean field's own number."""
+
+    value: float
+    model_error: float
+    description: str
+    mean_field: float = math.nan
+
+
+def _horizon(training: Training, steps: float) -> float:
+    steps = Real(0.0, 1e300, closed="neither").check("steps", steps)
+    return training.alpha * steps
+
+
+def require_label_noise(model: DataModel) -> None:
+    """:class:`~theory.foundation.validation.InvalidParameter` unless ``model`` flips labels (the
+    noisy-sample predictions need noisy samples)."""
+    require(
+        model.noisy_count > 0 or (model.flip == "bernoulli" and model.eta > 0),
+        "eta",
+        model.eta,
+        f"a label-noise rate that flips at least one of the n = {model.n} labels",
+    )
+
+
+def _with_mu(model: DataModel, mu: float) -> DataModel:
+    return model.replace(mu_norm=float(mu))
+
+
+def _solve_log_root(
+    function: Callable[[float], float], start: float, factor: float = 1.5
+) -> float | None:
+    r"""Root of an increasing ``function`` of :math:`\log\|\mu\|`, bracketed by stepping
+    from ``start`` by ``factor``; ``None`` if none lies in :math:`[10^{-6}, 10^{8}]`
+    times ``start``; the root to 0.2% in :math:`\|\mu\|`. Each point is evaluated once
+    (the bracket's ends are reused by the root finder)."""
+    function = functools.cache(function)
+    origin = math.log(start)
+    previous, value = origin, function(origin)
+    step = math.log(factor) * (1 if value < 0 else -1)
+    current = origin
+    while True:
+        current += step
+        if abs(current - origin) > math.log(1e8):
+            return None
+        new = function(current)
+        if (new < 0) != (value < 0):
+            break
+        previous, value = current, new
+    left, right = sorted((previous, current))
+    return math.exp(optimize.brentq(function, left, right, xtol=2e-3))
+
+
+def stage2_noisy_fitting_time(
+    model: DataModel, training: Training, tau_max: float, memorisation_scale: float = 1.0
+) -> float:
+    r"""Flow time at which a mean-field noisy sample is fitted (:math:`\bar f < 0`) under the
+    stage-2 flow (saturating softmax, growing preconditioner), ``inf`` if not by
+    ``tau_max``; :func:`theory.stage1.predictions.stage1_noisy_fitting_time` is stage 1's
+    estimate, with logits linear in time."""
+    pop = flow.population(model, training, memorisation_scale)
+    run = flow.solve(pop, tau_max, events=("noisy_fitted",), stop_at="noisy_fitted")
+    return run.events["noisy_fitted"]
+
+
+def benign_not_boundary(model: DataModel, training: Training, steps: float) -> Estimate:
+    r"""The :math:`\|\mu\|` above which fewer than half of the noisy samples are fitted after
+    ``steps`` GD steps (benign | not overfitting): the root of
+    :math:`\tau_{\rm fit}(\|\mu\|) = \alpha k`, with the other parameters of ``model``.
+
+    Mechanism: once the clean samples saturate, their pull on the signal fades like
+    :math:`1/\tau`; the noisy samples' memorisation reaches the balance
+    :math:`n_c\ell_c E_c = n_n\ell_n E_n` (clean and noisy softmax tails) after a time
+    exponential in :math:`n\,\mathrm{SNR}^2`, the signal of the class then collapses and
+    its noisy samples switch. In the mean field the boundary depends on
+    :math:`n\mathrm{SNR}^2` and :math:`\kappa_0\sigma_\epsilon^2 d\tau/n` only (while
+    :math:`\|p\|^2 \ll \kappa_0`), so :math:`\|\mu\|^* \approx \sqrt{\sigma_\epsilon^2 d/n}
+    \,\Psi(\kappa_0\sigma_\epsilon^2 d\tau/n)` with :math:`\Psi^2` growing like the log of
+    its argument. The value is the faster class's: the mean-field root times
+    :math:`\sqrt{1 + \xi^*\delta_0}` (the boundary squared scales with the memorisation
+    rate); the model error is that correction, :math:`\sqrt{1 + \xi^*\delta_0} - 1`, since
+    it is only estimated to first order (``mean_field`` keeps the symmetric root)."""
+    horizon = _horizon(training, steps)
+    require_label_noise(model)
+    cap = math.e * horizon
+
+    def excess(log_mu: float) -> float:
+        time = stage2_noisy_fitting_time(_with_mu(model, math.exp(log_mu)), training, cap)
+        return math.log(min(time, cap * math.e) / horizon)
+
+    scale = math.sqrt(model.sigma_eps**2 * model.d / model.n)
+    if excess(math.log(1e-3 * scale)) > 0:
+        return Estimate(0.0, 0.0, f"fewer than half of the noisy samples fitted at {steps:g} steps")
+    guess = laws.separable_boundary(model, training, steps)
+    mu = _solve_log_root(excess, guess if math.isfinite(guess) else scale, factor=1.25)
+    if mu is None:
+        return Estimate(math.nan, math.nan, "no boundary below 1e8 x the separable law's")
+    correction = math.sqrt(
+        1 + FASTER_CLASS_QUANTILE * dropped_terms(_with_mu(model, mu)).class_spread
+    )
+    return Estimate(
+        mu * correction,
+        correction - 1,
+        f"||mu|| above which fewer than half of the noisy samples are fitted at {steps:g} steps",
+        mean_field=mu,
+    )
+
+
+@dataclass(frozen=True)
+class SwitchTime:
+    r"""When the noisy samples of the faster class leave their relevant token (``tau``,
+    flow time; ``steps`` = tau / alpha), for which token, and when they are fitted;
+    ``model_error`` is relative on the time; ``mean_field_tau`` is the symmetric flow's."""
+
+    tau: float
+    steps: float
+    token: str
+    fitted_tau: float
+    model_error: float
+    mean_field_tau: float
+
+
+def noisy_switch_time(model: DataModel, training: Training, max_steps: float = 1e40) -> SwitchTime:
+    r"""The switch of a noisy sample from R to its memorising token
+    (:math:`\max_{t\ne R} a_t = a_R`), as a function of :math:`n\,\mathrm{SNR}^2`, d and T
+    through the mean-field flow: 0 when the memorising token leads from the start (stage 1,
+    :math:`n\mathrm{SNR}^2` below the stage-1 threshold); of order :math:`n/(\kappa_0
+    \sigma_\epsilon^2 d)` times a function of :math:`n\mathrm{SNR}^2` and T above it
+    (log-time scale invariance of the flow); exponential in :math:`n\mathrm{SNR}^2` far above
+    it (:mod:`theory.stage2.laws`). The value is the faster class's (memorisation rate
+    :math:`1 + \xi^*\delta_0` times the mean field's: half of the noisy samples have then
+    switched); the model error is its relative distance to the symmetric flow's time."""
+    tau_max = _horizon(training, max_steps)
+    require_label_noise(model)
+
+    def run(scale: float) -> flow.Trajectory:
+        pop = flow.population(model, training, scale)
+        events = ("noisy_switched", "noisy_fitted")
+        return flow.solve(pop, tau_max, events=events, stop_at="noisy_fitted")
+
+    symmetric = run(1.0)
+    faster = run(1 + FASTER_CLASS_QUANTILE * dropped_terms(model).class_spread)
+    tau, tau_mean_field = faster.events["noisy_switched"], symmetric.events["noisy_switched"]
+    error = abs(tau / tau_mean_field - 1) if 0 < tau_mean_field < math.inf else 0.0
+    logits = faster.logits[-1, 1]
+    others = np.where(np.arange(logits.size) == faster.population.slot("R"), -np.inf, logits)
+    token = faster.population.names[int(np.argmax(others))]
+    return SwitchTime(
+        tau, tau / training.alpha, token, faster.events["noisy_fitted"], error, tau_mean_field
+    )
+
+
+@dataclass(frozen=True)
+class SelectionMetrics:
+    r"""Test-side state at one horizon: signal logit :math:`\beta`, :math:`\|q\|`,
+    :math:`z = \beta/(\sigma_\epsilon\|q\|)`, the fraction of test sequences selecting R
+    (argmax of the logits), the test accuracy at the model's temperature, its argmax limit,
+    and the accuracy's model error (absolute)."""
+
+    steps: float
+    beta: float
+    query_norm: float
+    z: float
+    selects_relevant: float
+    accuracy: float
+    argmax_accuracy: float
+    accuracy_error: float
+
+
+def _metrics_at(model: DataModel, steps: float, beta: float, query_norm: float) -> SelectionMetrics:
+    z = beta / (model.sigma_eps * query_norm)
+    error = dropped_terms(model)
+    shift = error.score_noise + error.cross_second_order
+    # Common random numbers: the shift's effect is exact, the level carries 3 MC errors.
+    accuracy = soft_test_accuracy(model, beta, query_norm, samples=ACCURACY_SAMPLES)
+    shifted = soft_test_accuracy(model, beta * (1 + shift), query_norm, samples=ACCURACY_SAMPLES)
+    monte_carlo = 3 * math.sqrt(accuracy * (1 - accuracy) / ACCURACY_SAMPLES)
+    return SelectionMetrics(
+        steps=steps,
+        beta=beta,
+        query_norm=query_norm,
+        z=z,
+        selects_relevant=relevant_selection(model, z),
+        accuracy=accuracy,
+        argmax_accuracy=argmax_test_accuracy(model, z),
+        accuracy_error=abs(shifted - accuracy) + monte_carlo,
+    )
+
+
+def late_test_metrics(
+    model: DataModel, training: Training, steps: Sequence[float]
+) -> list[SelectionMetrics]:
+    r"""Test metrics at each horizon (GD steps), from one mean-field flow:
+    :math:`\beta(\tau)` and :math:`\|q\|^2 = \pi^2 + \kappa_p\pi`. A fresh test token's logit
+    is its signal logit plus :math:`N(0, \sigma_\epsilon^2\|q\|^2)`; accuracy at finite
+    :math:`\|q\|` by :func:`theory.stage1.predictions.soft_test_accuracy`, tending to the argmax
+    limit as :math:`\|q\|\to\infty` (slowly: :math:`\|q\|` grows like :math:`\log\tau`).
+    Model error: the accuracy's change when :math:`\beta` moves by
+    :math:`\delta_s + n/d` relative (:func:`dropped_terms`), plus three Monte Carlo
+    standard errors of the accuracy (:data:`ACCURACY_SAMPLES` draws)."""
+    horizons = np.array([_horizon(training, k) for k in steps])
+    require(bool(np.all(np.diff(horizons) > 0)), "steps", steps, "increasing horizons")
+    pop = flow.population(model, training)
+    run = flow.solve(pop, float(horizons[-1]), tau_eval=horizons)
+    norms = np.sqrt(run.query_norm_sq)
+    return [
+        _metrics_at(model, float(k), float(b), float(q))
+        for k, b, q in zip(steps, run.beta, norms, strict=True)
+    ]
+
+
+def signal_to_noise(model: DataModel, training: Training, steps: float) -> float:
+    r""":math:`z = \beta/(\sigma_\epsilon\|q\|)` of the mean-field flow after ``steps``."""
+    horizon = _horizon(training, steps)
+    run = flow.solve(flow.population(model, training), horizon, tau_eval=np.array([horizon]))
+    return float(run.beta[-1] / (model.sigma_eps * math.sqrt(run.query_norm_sq[-1])))
+
+
+#: Gauss-Hermite nodes and weights (weight :math:`e^{-t^2/2}/\sqrt{2\pi}`) for selection
+#: integrals.
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(120)
+_WEIGHTS = _WEIGHTS / math.sqrt(2 * math.pi)
+
+
+def relevant_selection(model: DataModel, z: float) -> float:
+    r"""Argmax-limit probability that a test sequence selects a relevant token:
+    :math:`n_R\,E_t\big[\Phi(t)^{n_R - 1}\prod_{h \ne R}\Phi(t + (\sigma_R -
+    \sigma_h)z)^{n_h}\big]`, :math:`t \sim N(0, 1)` (the R entry of
+    :func:`theory.stage1.predictions.test_selection`, by Gauss-Hermite quadrature)."""
+    groups = {group.name: group for group in model.groups if group.count > 0}
+    relevant = groups["R"]
+    product = relevant.count * ndtr(_NODES) ** (relevant.count - 1)
+    for name, group in groups.items():
+        if name != "R":
+            lead = (float(relevant.signal) - float(group.signal)) * z
+            product = product * ndtr(_NODES + lead) ** group.count
+    return float(_WEIGHTS @ product)
+
+
+def half_selection_z(model: DataModel) -> float:
+    r"""The :math:`z` at which half of the test sequences select R (argmax limit); it
+    depends on the token groups only."""
+    return optimize.brentq(lambda z: relevant_selection(model, z) - 0.5, 0.0, 50.0, xtol=1e-12)
+
+
+def harmful_benign_boundary(model: DataModel, training: Training, steps: float) -> Estimate:
+    r"""The :math:`\|\mu\|` below which fewer than half of the test sequences select their
+    relevant token after ``steps`` (harmful | benign by token selection): the root of
+    :math:`z(\|\mu\|, \tau) = z_{1/2}` (:func:`half_selection_z`), with z from the mean-field
+    flow. In stage 1 :math:`z \propto \sqrt n\|\mu\|^2/(\sigma_\epsilon^2\sqrt d)`, hence
+    :math:`\|\mu\|^* \propto (d/n)^{1/4}`; later z drifts slowly. Model error:
+    :math:`(\delta_s + n/d)` times :math:`|d\log\|\mu\|/d\log z|` at the boundary."""
+    _horizon(training, steps)
+    target = half_selection_z(model)
+
+    def excess(log_mu: float) -> float:
+        return math.log(
+            signal_to_noise(_with_mu(model, math.exp(log_mu)), training, steps) / target
+        )
+
+    start = (model.sigma_eps**4 * model.d / model.n) ** 0.25
+    mu = _solve_log_root(excess, start, factor=1.25)
+    if mu is None:
+        return Estimate(math.nan, math.nan, "no boundary within 1e8 x (sigma^4 d / n)^(1/4)")
+    step = 0.01
+    slope = (excess(math.log(mu) + step) - excess(math.log(mu) - step)) / (2 * step)
+    terms = dropped_terms(_with_mu(model, mu))
+    return Estimate(
+        mu,
+        (terms.score_noise + terms.cross_second_order) / abs(slope),
+        f"||mu|| below which fewer than half of the test sequences select R at {steps:g} steps",
+    )
+
+
+def gap_slope(
+    model: DataModel, training: Training, start: float = 1e6, stop: float = 1e12, points: int = 25
+) -> Estimate:
+    r"""Slope per decade of steps of the clean gap :math:`a_R - \max_{t\ne R}a_t`, fitted by
+    least squares on ``points`` geometric horizons in [``start``, ``stop``]. A saturated gap
+    obeys :math:`\dot x \propto \kappa_{\rm eff}(\tau)e^{-x}`, so
+    :math:`x = \log\int\kappa_{\rm eff}d\tau + c` and the slope is
+    :math:`\ln 10\,(1 + d\log\kappa_{\rm eff}/d\log\tau)` above the :math:`g^{-1}` law's
+    :math:`\ln 10` (:mod:`theory.stage2.laws`). Model error (relative): the excess over
+    :math:`\ln 10` times the preconditioner spread :math:`n/d + \sqrt{2/d}`, over the
+    slope."""
+    require(0 < start < stop, "start", start, f"a positive step below stop = {stop:g}")
+    steps = np.geomspace(start, stop, int(points))
+    horizons = training.alpha * steps
+    run = flow.solve(flow.population(model, training), float(horizons[-1]), tau_eval=horizons)
+    slope = float(np.polyfit(np.log10(steps), run.clean_gap(), 1)[0])
+    error = abs(slope - LOG_SLOPE_PER_DECADE) * dropped_terms(model).preconditioner / slope
+    return Estimate(slope, error, f"clean gap per decade over [{start:g}, {stop:g}] steps")
+
+
+__all__ = [
+    "FASTER_CLASS_QUANTILE",
+    "ACCURACY_SAMPLES",
+    "DroppedTerms",
+    "dropped_terms",
+    "require_label_noise",
+    "Estimate",
+    "stage2_noisy_fitting_time",
+    "benign_not_boundary",
+    "SwitchTime",
+    "noisy_switch_time",
+    "SelectionMetrics",
+    "late_test_metrics",
+    "signal_to_noise",
+    "relevant_selection",
+    "half_selection_z",
+    "harmful_benign_boundary",
+    "gap_slope",
+]
