@@ -1,8 +1,9 @@
 r"""Monte Carlo of the exact initial gap velocities, the reference for
 :mod:`theory.stage1.moments`.
 
-Each draw generates a training set of the data model (:mod:`theory.foundation.data_model`; balanced
-classes, the exact label flips split evenly between the classes) and :math:`W_0`, and
+Each draw generates a training set of the data model with its sampler
+(:mod:`theory.foundation.sampling`, one generator for the tokens and then :math:`W_0`;
+balanced classes, the exact label flips split evenly between the classes), and
 computes the exact velocity at :math:`\tau = 0` with no approximation: the exact loss slope
 :math:`\ell_i = 1/(1 + e^{y_if_i})`, the exact scores, and the exact
 :math:`A = W_0^\top W_0`,
@@ -25,6 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from theory.foundation.data_model import GROUP_NAMES, DataModel, Training
+from theory.foundation.sampling import (
+    add_signals,
+    balanced_labels,
+    exact_flips,
+    head_vector,
+    initial_weights,
+    token_noise,
+)
 from theory.stage1.setting import check_balanced
 
 
@@ -41,33 +50,8 @@ def labels(model: DataModel) -> tuple[np.ndarray, np.ndarray]:
     r"""True classes :math:`y^*` (first half +1) and observed labels :math:`y` (the first
     ``noisy_count / 2`` samples of each class flipped; n and the flip count even)."""
     check_balanced(model)
-    half = model.n // 2
-    ystar = np.where(np.arange(model.n) < half, 1.0, -1.0)
-    flips = model.noisy_count // 2
-    noisy = np.zeros(model.n, dtype=bool)
-    noisy[:flips] = True
-    noisy[half : half + flips] = True
-    return ystar, np.where(noisy, -ystar, ystar)
-
-
-def _tokens(model: DataModel, ystar: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Tokens, shape (n, T, d): signal of the token's group plus Gaussian noise."""
-    groups = [model.groups[code] for code in model.position_groups]
-    own = np.array([g.own for g in groups], dtype=np.float64)
-    opposite = np.array([g.opposite for g in groups], dtype=np.float64)
-    plus = ystar[:, None] > 0
-    tokens = model.sigma_eps * rng.standard_normal((model.n, model.T, model.d))
-    tokens[:, :, 0] += model.mu_norm * np.where(plus, own, opposite)
-    tokens[:, :, 1] += model.mu_norm * np.where(plus, opposite, own)
-    return tokens
-
-
-def _init(model: DataModel, training: Training, rng: np.random.Generator) -> np.ndarray:
-    scale = training.scale(model.d)
-    shape = (model.d, model.d)
-    if training.init == "uniform":
-        return rng.uniform(-scale, scale, shape)
-    return scale * rng.standard_normal(shape)
+    ystar = balanced_labels(model.n).astype(np.float64)
+    return ystar, np.where(exact_flips(ystar, model.noisy_count), -ystar, ystar)
 
 
 @dataclass(frozen=True)
@@ -86,15 +70,14 @@ def draw_initial_state(
 ) -> InitialState:
     r"""A training set and :math:`W_0`, with the exact :math:`g = -G` at :math:`p = 0`."""
     ystar, y = labels(model)
-    tokens = _tokens(model, ystar, rng)
-    nu = np.zeros(model.d)
-    nu[0], nu[1] = model.gamma0 / model.mu_norm, -model.gamma0 / model.mu_norm
-    scores = tokens @ nu
+    tokens = add_signals(token_noise(rng, model.n, model), ystar, model)
+    scores = tokens @ head_vector(model)
     output = scores.mean(axis=1)
     slope = 1.0 / (1.0 + np.exp(y * output))
     weights = (slope * y)[:, None] * (scores - output[:, None]) / (model.n * model.T)
     g = np.einsum("it,itd->d", weights, tokens)
-    return InitialState(tokens, ystar, y, g, _init(model, training, rng))
+    W = initial_weights(rng, model.d, training.scale(model.d), training.init)
+    return InitialState(tokens, ystar, y, g, W)
 
 
 def gap_velocities(model: DataModel, state: InitialState, other: str, noisy: bool) -> np.ndarray:

@@ -1,11 +1,11 @@
 r"""The paper's synthetic data, drawn from a seed, and external data loaded from ``.npz``.
 
-A token of group :math:`g` is :math:`x = \sigma_\epsilon z + c_g\mu_{y^*} + c'_g\mu_{-y^*}`
-with :math:`z \sim N(0, I_d)` (the token-group table of :mod:`theory.foundation.data_model`), and
-:math:`\mu_{+1} = \|\mu\| e_1`, :math:`\mu_{-1} = \|\mu\| e_2`. Observed labels are
-:math:`y = -y^*` on the flipped set and :math:`y = y^*` elsewhere. Four independent
-random streams are spawned from the seed: training noise, test noise (the test set is
-clean and shares nothing with training), :math:`W(0)`, and the flips.
+The draws are the theory's one sampler of the data model
+(:mod:`theory.foundation.sampling`: a token of group :math:`g` is
+:math:`x = \sigma_\epsilon z + c_g\mu_{y^*} + c'_g\mu_{-y^*}`, :math:`z \sim N(0, I_d)`,
+:math:`y = -y^*` on the flipped set); this module assembles a :class:`Dataset` from them.
+Four independent random streams are spawned from the seed: training noise, test noise
+(the test set is clean and shares nothing with training), :math:`W(0)`, and the flips.
 
 The noise :math:`z`, the labels and the flipped set do not depend on :math:`\|\mu\|` or
 :math:`\rho`, so a sweep over them at fixed :math:`(d, n, T, \text{seed})` can draw the
@@ -24,15 +24,25 @@ from pathlib import Path
 
 import numpy as np
 
-from theory.foundation.data_model import GROUP_NAMES, DataModel
+from theory.foundation import sampling
+from theory.foundation.data_model import GROUP_NAMES
+from theory.foundation.sampling import (
+    STREAMS,
+    add_signals,
+    balanced_labels,
+    head_vector,
+    noisy_mask,
+    position_groups,
+    random_streams,
+    signal_part,
+    signal_vectors,
+    token_noise,
+)
 from theory.foundation.validation import InvalidParameter, require
 from verify.output.files import atomic_write_bytes
 from verify.sim.config import RunConfig
 
 RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = range(4)
-
-#: Order of the independent random streams spawned from the seed.
-STREAMS = ("train", "test", "init", "flips")
 
 
 @dataclass(frozen=True)
@@ -83,97 +93,13 @@ class Dataset:
         return self.X_test @ self.nu
 
 
-def random_streams(seed: int) -> dict[str, np.random.Generator]:
-    """Independent generators for training data, test data, initialisation and flips."""
-    children = np.random.SeedSequence(seed).spawn(len(STREAMS))
-    return {
-        name: np.random.default_rng(child) for name, child in zip(STREAMS, children, strict=True)
-    }
-
-
-def position_groups(model: DataModel) -> np.ndarray:
-    """Group code of each of the T token positions."""
-    return np.array(model.position_groups, dtype=np.int64)
-
-
-def signal_vectors(model: DataModel) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`\mu_{+1} = \|\mu\| e_1` and :math:`\mu_{-1} = \|\mu\| e_2`."""
-    mu_plus, mu_minus = np.zeros(model.d), np.zeros(model.d)
-    mu_plus[0] = mu_minus[1] = model.mu_norm
-    return mu_plus, mu_minus
-
-
-def head_vector(model: DataModel) -> np.ndarray:
-    r"""The fixed head :math:`\nu = s_\nu (\mu_{+1} - \mu_{-1}) / (\sqrt2 \|\mu\|^2)`."""
-    nu = np.zeros(model.d)
-    nu[0], nu[1] = model.gamma0 / model.mu_norm, -model.gamma0 / model.mu_norm
-    return nu
-
-
-def balanced_labels(count: int) -> np.ndarray:
-    """Labels +1 for the first ceil(count/2) samples, -1 for the rest."""
-    labels = -np.ones(count, dtype=np.int64)
-    labels[: (count + 1) // 2] = 1
-    return labels
-
-
-def noisy_mask(y_clean: np.ndarray, model: DataModel, rng: np.random.Generator) -> np.ndarray:
-    r"""Which training labels are flipped.
-
-    ``exact``: :func:`theory.foundation.data_model.noisy_count` flips (:math:`n\eta` rounded), half
-    from each class (the odd one from the positive class), uniformly within each class.
-    ``bernoulli``: each label flips with probability :math:`\eta`; a draw that flips half
-    the labels or more is an error (the labels would carry no information).
-    """
-    n = y_clean.shape[0]
-    if model.flip == "bernoulli":
-        drawn = np.asarray(rng.random(n) < model.eta)
-        require(
-            2 * int(drawn.sum()) < n,
-            "eta",
-            model.eta,
-            f"a rate whose realised noisy fraction stays below 1/2 (this seed flips "
-            f"{int(drawn.sum())} of {n} labels)",
-        )
-        return drawn
-    mask = np.zeros(n, dtype=bool)
-    flips = model.noisy_count
-    positives, negatives = np.flatnonzero(y_clean == 1), np.flatnonzero(y_clean == -1)
-    from_positive = min((flips + 1) // 2, positives.size)
-    from_negative = min(flips - from_positive, negatives.size)
-    mask[rng.choice(positives, size=from_positive, replace=False)] = True
-    mask[rng.choice(negatives, size=from_negative, replace=False)] = True
-    return mask
-
-
-def signal_part(y_star: np.ndarray, model: DataModel) -> np.ndarray:
-    r"""The tokens' signal on the signal directions :math:`(e_1, e_2)`, shape (m, T, 2): a
-    token of group :math:`g` carries :math:`c_g\mu_{y^*} + c'_g\mu_{-y^*}`, with
-    :math:`\mu_{+1} = \|\mu\| e_1` and :math:`\mu_{-1} = \|\mu\| e_2`."""
-    own = np.array([model.groups[code].own for code in model.position_groups])
-    opposite = np.array([model.groups[code].opposite for code in model.position_groups])
-    positive = (y_star == 1)[:, None]
-    part = np.empty((y_star.shape[0], model.T, 2))
-    part[..., 0] = np.where(positive, own, opposite) * model.mu_norm
-    part[..., 1] = np.where(positive, opposite, own) * model.mu_norm
-    return part
-
-
-def add_signals(X: np.ndarray, y_star: np.ndarray, model: DataModel) -> np.ndarray:
-    """Add each token's signal (:func:`signal_part`) to the noise ``X`` (m, T, d) in place."""
-    X[..., :2] += signal_part(y_star, model)
-    return X
-
-
 def draw_noise(config: RunConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r""":math:`\sigma_\epsilon z` for the training and the test tokens, and the flipped set."""
     m = config.model
     streams = random_streams(config.seed)
-    train = streams["train"].standard_normal((m.n, m.T, m.d))
-    train *= m.sigma_eps
+    train = token_noise(streams["train"], m.n, m)
     flipped = noisy_mask(balanced_labels(m.n), m, streams["flips"])
-    test = streams["test"].standard_normal((config.recording.test_size, m.T, m.d))
-    test *= m.sigma_eps
+    test = token_noise(streams["test"], config.recording.test_size, m)
     return train, test, flipped
 
 
@@ -229,29 +155,19 @@ def noise_config(config: RunConfig) -> RunConfig:
 def initial_weight_blocks(
     config: RunConfig, block_rows: int = 512
 ) -> Iterator[tuple[slice, np.ndarray]]:
-    """Rows of :math:`W(0)` in blocks, drawn from the ``init`` stream in row order.
-
-    Drawing block by block consumes the stream exactly as one (d, d) draw does, so the
-    reduced engine never holds the whole d x d matrix while the dense engine (which
-    concatenates the blocks) sees the identical matrix.
-    """
+    """Rows of :math:`W(0)` in blocks, drawn from the ``init`` stream in row order
+    (:func:`theory.foundation.sampling.initial_weight_blocks`: the reduced engine never
+    holds the whole d x d matrix, the dense engine sees the identical matrix)."""
     rng = random_streams(config.seed)["init"]
-    d, scale = config.model.d, config.init_scale
-    for start in range(0, d, block_rows):
-        stop = min(start + block_rows, d)
-        if config.training.init == "uniform":
-            block = rng.uniform(-scale, scale, size=(stop - start, d))
-        else:
-            block = scale * rng.standard_normal((stop - start, d))
-        yield slice(start, stop), block
+    return sampling.initial_weight_blocks(
+        rng, config.model.d, config.init_scale, config.training.init, block_rows
+    )
 
 
 def initial_weights(config: RunConfig) -> np.ndarray:
     """The full :math:`W(0)` (d x d)."""
-    W0 = np.empty((config.model.d, config.model.d))
-    for rows, block in initial_weight_blocks(config):
-        W0[rows] = block
-    return W0
+    rng = random_streams(config.seed)["init"]
+    return sampling.initial_weights(rng, config.model.d, config.init_scale, config.training.init)
 
 
 # -- external data ---------------------------------------------------------------------
@@ -430,6 +346,7 @@ __all__ = [
     "balanced_labels",
     "position_groups",
     "random_streams",
+    "STREAMS",
     "initial_weights",
     "initial_weight_blocks",
     "read_npz",
