@@ -103,6 +103,9 @@ def derivations() -> list[Derivation]:
             ],
             proof=SYMBOLIC,
             evidence="the mean and variance of the uniform average, from the group table",
+            twin="theory.baselines.uniform_attention_accuracy",
+            simulated="verify.sim.population.population_metrics",
+            test="tests/theory/test_baselines.py::test_uniform_attention_is_the_simulators_population_metric_at_q_0",
         ),
     ]
 

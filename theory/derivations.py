@@ -28,7 +28,7 @@ from theory.foundation.proof import (
 )
 from theory.quadrature import asymptotics, g, gd
 from theory.stage1 import moments, variance
-from theory.stage2 import laws, preconditioner
+from theory.stage2 import laws, preconditioner, predictions
 
 #: The modules whose records are collected, in reading order.
 MODULES = (
@@ -42,6 +42,7 @@ MODULES = (
     variance,
     preconditioner,
     laws,
+    predictions,
     baselines,
     max_margin,
 )
@@ -63,12 +64,13 @@ def derivation_list() -> list[tuple[str, sp.Basic, str]]:
 
 
 def render(item: Derivation, latex: bool = False) -> str:
-    """One derivation as text: title, source status, proof kind and its evidence, and the
-    statement (pretty or LaTeX)."""
+    """One derivation as text: title, source status, proof kind and its evidence, the
+    links (numeric twin, simulated quantity, test), and the statement (pretty or LaTeX)."""
     body = sp.latex(item.statement) if latex else sp.pretty(item.statement, use_unicode=True)
     evidence = f"\n  evidence: {item.evidence}" if item.evidence else ""
     proof = f"  proof: {PROOFS[item.proof]}{evidence}"
-    return f"{item.title}\n  status: {item.status}\n{proof}\n\n{body}\n"
+    links = "".join(f"\n  {name}: {value}" for name, value in item.links())
+    return f"{item.title}\n  status: {item.status}\n{proof}{links}\n\n{body}\n"
 
 
 __all__ = [

@@ -133,6 +133,9 @@ def derivations() -> list[Derivation]:
             lambda: [gradient_flow_invariant_residual(d) for d in (2, 3)],
             SYMBOLIC,
             "residuals vanish for explicit d x d matrices, d = 2, 3",
+            twin="theory.invariants.conserved_matrix",
+            simulated="verify.sim.engines.base.Engine.parameter_norms",
+            test="tests/theory/test_invariants.py::test_drift_is_second_order_in_alpha",
         ),
         Derivation(
             "Query velocity under gradient flow",
@@ -145,6 +148,8 @@ def derivations() -> list[Derivation]:
             lambda: [query_velocity_residual(d) for d in (2, 3)],
             SYMBOLIC,
             "residuals vanish for explicit d x d matrices, d = 2, 3",
+            twin="theory.invariants.query_velocity",
+            test="tests/theory/test_invariants.py::test_query_velocity_is_the_flow_derivative_of_WTp",
         ),
         Derivation(
             "Exact GD drift of the invariant per step",
@@ -157,5 +162,8 @@ def derivations() -> list[Derivation]:
             lambda: [gd_invariant_drift_residual(d) for d in (2, 3)],
             SYMBOLIC,
             "residuals vanish for explicit d x d matrices, d = 2, 3",
+            twin="theory.invariants.gd_invariant_drift",
+            simulated="verify.sim.engines.base.Engine.parameter_norms",
+            test="tests/theory/test_invariants.py::test_gd_drift_equals_direct_gd_step",
         ),
     ]

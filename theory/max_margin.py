@@ -371,6 +371,9 @@ def derivations() -> list[Derivation]:
             duality_gap_residual,
             proof=SYMBOLIC,
             evidence="the primal-dual gap expanded for symbolic multipliers and margins",
+            twin="theory.max_margin.solve_token_svm",
+            simulated="verify.experiments.max_margin.family_cosine",
+            test="tests/theory/test_max_margin.py::test_solution_meets_every_kkt_condition_on_random_problems",
         )
     ]
 

@@ -439,6 +439,9 @@ def derivations() -> list[Derivation]:
             "Model output and loss",
             sp.Eq(f, sp.Sum(s[t_index] * gamma[t_index], (t_index, 1, T))),
             KNOWN,
+            twin="theory.model.reference_sequence_loss",
+            simulated="verify.sim.observables.split_metrics",
+            test="tests/theory/test_model.py::test_stable_loss_kernel_has_no_overflow_at_huge_margins",
         ),
         Derivation(
             "Gradient with respect to the logits (proved for T = 2..8)",
@@ -450,6 +453,9 @@ def derivations() -> list[Derivation]:
             for_sizes(logit_gradient_residuals),
             SYMBOLIC,
             "residuals vanish for T = 2..8 tokens (symbolic label y and n)",
+            twin="theory.model.reference_logit_gradient",
+            simulated="verify.sim.kernels.logit_gradient",
+            test="tests/theory/test_model.py::test_gradients_match_float64_central_differences",
         ),
         Derivation(
             "Vectorised gradients, G = sum_{i,t} h_{i,t} x_{i,t} (chain rule, T = 2..8, d = 2)",
@@ -461,6 +467,8 @@ def derivations() -> list[Derivation]:
             for_sizes(chain_rule_residuals),
             SYMBOLIC,
             "residuals vanish for T = 2..8, explicit d = 2, n = 2, any loss of the logits",
+            simulated="verify.sim.engines.dense.DenseEngine.step",
+            test="tests/theory/test_model.py::test_gradients_match_float64_central_differences",
         ),
         Derivation(
             "Cancellation-free score deviation (T = 2..8)",
@@ -472,6 +480,9 @@ def derivations() -> list[Derivation]:
             for_sizes(score_deviation_residuals),
             SYMBOLIC,
             "residuals vanish for T = 2..8",
+            twin="theory.model.reference_logit_gradient",
+            simulated="verify.sim.kernels.score_differences",
+            test="tests/theory/test_model.py::test_cancellation_free_kernel_keeps_relative_accuracy_at_large_gaps",
         ),
         Derivation(
             "Overflow-free kernel equals the textbook gradient (T = 2..8)",
@@ -491,5 +502,8 @@ def derivations() -> list[Derivation]:
             ),
             SYMBOLIC,
             "residuals vanish for T = 2..8, both signs of the margin, any shift",
+            twin="theory.model.reference_logit_gradient",
+            simulated="verify.sim.kernels.logit_gradient",
+            test="tests/sim/test_kernels.py::test_float_kernel_equals_generated_sympy_kernel",
         ),
     ]

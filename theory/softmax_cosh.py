@@ -282,6 +282,9 @@ def derivations() -> list[Derivation]:
             saturation_identity_residual,
             SYMBOLIC,
             "residual vanishes for symbolic x and T = m + 1, m > 0",
+            twin="theory.softmax_cosh.saturation_equal_gaps",
+            simulated="verify.sim.observables.relevant_saturation",
+            test="tests/theory/test_softmax_cosh.py::test_simulator_saturation_is_the_closed_form",
         ),
         Derivation(
             "Paper form vs exact form: sharp factor T/(T-1) both ways",
@@ -306,6 +309,8 @@ def derivations() -> list[Derivation]:
             "(>= 0) and the two limits (sharpness); applying it with b = +-log(T/(T-1)) to the "
             "ratio is by hand; numeric: tests/theory/test_softmax_cosh.py::"
             "test_paper_form_within_factor_T_over_T_minus_1",
+            twin="theory.softmax_cosh.paper_form_ratio",
+            test="tests/theory/test_softmax_cosh.py::test_paper_form_within_factor_T_over_T_minus_1",
         ),
         Derivation(
             "Unequal competitor gaps: soft-min effective gap (T = 2..8)",
@@ -322,6 +327,9 @@ def derivations() -> list[Derivation]:
             for_sizes(unequal_gaps_residuals),
             SYMBOLIC,
             "residuals vanish for T = 2..8 with symbolic gaps",
+            twin="theory.softmax_cosh.selected_saturation",
+            simulated="verify.sim.observables.relevant_saturation",
+            test="tests/theory/test_softmax_cosh.py::test_unequal_gaps_saturation_is_exact_and_bracketed",
         ),
         Derivation(
             "Effective gap bounds",
@@ -332,6 +340,8 @@ def derivations() -> list[Derivation]:
             "test_unequal_gaps_saturation_is_exact_and_bracketed (random gaps); the argument "
             "(e^-x_eff is the mean of e^-x_u, which lies between e^-x_max and e^-x_min and is "
             "at least e^-x_min/(T-1)) is not machine-checked",
+            twin="theory.softmax_cosh.effective_gap_bounds",
+            test="tests/theory/test_softmax_cosh.py::test_unequal_gaps_saturation_is_exact_and_bracketed",
         ),
         Derivation(
             "Saturation phi(v) = 1/(2 + 2 cosh v) is unimodal (peak 1/4 at v = 0)",
@@ -343,5 +353,7 @@ def derivations() -> list[Derivation]:
             saturation_slope_residual,
             SYMBOLIC,
             "residual of the derivative vanishes for real v; its sign is that of -sinh v",
+            twin="theory.softmax_cosh.saturation_bounds",
+            test="tests/theory/test_softmax_cosh.py::test_bracket_is_tight_for_equal_gaps",
         ),
     ]

@@ -141,3 +141,29 @@ def test_invalid_arguments_are_rejected():
         sc.saturation_bounds(2.0, 1.0, 4)
     with pytest.raises(ValueError, match=r"gaps=.* is invalid: allowed an array whose last axis"):
         sc.selected_saturation(np.zeros((3, 0)))
+
+
+# --------------------------------------------------------------------------- the simulator
+
+
+@pytest.mark.parametrize("T", [2, 3, 8, 32])
+def test_simulator_saturation_is_the_closed_form(T):
+    """The simulator's saturation (verify.sim.observables.relevant_saturation: s_R (1 - s_R)
+    of the softmax, Figure 2's quantity) on logits whose relevant token leads every other by
+    x equals 1/(2 + 2 cosh(x - log(T-1))) for x from -30 to 30, and with unequal gaps the
+    theory's S/(1+S)^2; the paper's form (log T) misses it."""
+    from verify.sim.data import IRRELEVANT, RELEVANT
+    from verify.sim.kernels import softmax
+    from verify.sim.observables import relevant_saturation
+
+    groups = np.array([RELEVANT] + [IRRELEVANT] * (T - 1))
+    gaps = np.linspace(-30.0, 30.0, 121)
+    logits = np.zeros((gaps.size, T))
+    logits[:, 0] = gaps
+    simulated = relevant_saturation(softmax(logits), groups)
+    np.testing.assert_allclose(simulated, sc.saturation_equal_gaps(gaps, T), rtol=1e-12)
+    assert not np.allclose(simulated, sc.saturation_paper_form(gaps, T), rtol=1e-3)
+    competitors = np.random.default_rng(T).uniform(-10.0, 10.0, (50, T - 1))
+    logits = np.concatenate([np.zeros((50, 1)), -competitors], axis=1)
+    simulated = relevant_saturation(softmax(logits), groups)
+    np.testing.assert_allclose(simulated, sc.selected_saturation(competitors), rtol=1e-12)

@@ -18,10 +18,18 @@ SymPy object and keeps two things apart:
 A record may claim :data:`SYMBOLIC` or :data:`PARTIAL` only with a check, and
 :data:`NUMERIC` only with the evidence named; ``python -m theory --check`` runs every check
 and prints the proof status of every record.
+
+A record also names where its formula lives on: ``twin``, the dotted path of its numeric
+twin in :mod:`theory` (``theory.softmax_cosh.saturation_equal_gaps``); ``simulated``, the
+dotted path of the simulator quantity it is compared with
+(``verify.sim.observables.relevant_saturation``; empty when there is none); and ``test``,
+the test that checks it (``tests/theory/test_softmax_cosh.py::test_name``). They are
+strings: :mod:`theory` never imports :mod:`verify`, and a test resolves every link.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -65,11 +73,26 @@ def residuals_vanish(residuals: object) -> bool:
     return all(entry == 0 for entry in flatten_residuals(residuals))
 
 
+_NAME = r"[A-Za-z_]\w*"
+#: What a link must look like (a string: the paths are resolved by a test).
+LINK_FORMS = {
+    "twin": rf"theory(?:\.{_NAME})+",
+    "simulated": rf"verify(?:\.{_NAME})+",
+    "test": r"tests/[\w/]+\.py::test_\w+",
+}
+LINK_TEXT = {
+    "twin": "a dotted path in theory (theory.module.name)",
+    "simulated": "a dotted path in verify (verify.module.name)",
+    "test": "tests/<path>.py::test_<name>",
+}
+
+
 @dataclass(frozen=True)
 class Derivation:
     """One derived result: a title, a SymPy statement, its source status, its proof check,
     what kind of proof it has (:data:`PROOFS`) and the evidence (what the check covers, or
-    the numeric test)."""
+    the numeric test); and its links: the numeric twin, the simulated quantity and the
+    test (see the module docstring)."""
 
     title: str
     statement: sp.Basic
@@ -77,6 +100,12 @@ class Derivation:
     check: Callable[[], object] | None = None
     proof: str = NO_PROOF
     evidence: str = ""
+    #: Dotted path of the numeric twin in :mod:`theory` (empty: none).
+    twin: str = ""
+    #: Dotted path of the simulator quantity it is compared with (empty: none).
+    simulated: str = ""
+    #: The test that checks it, ``tests/...py::test_name``.
+    test: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -90,6 +119,21 @@ class Derivation:
             )
         if self.proof in (PARTIAL, NUMERIC) and not self.evidence:
             raise ValueError(f"evidence is missing for {self.title!r} (proof {self.proof!r})")
+        for name, form in LINK_FORMS.items():
+            value = getattr(self, name)
+            if value and not re.fullmatch(form, value):
+                raise ValueError(
+                    f"{name}={value!r} is invalid for {self.title!r}: allowed {LINK_TEXT[name]}"
+                )
+
+    def links(self) -> list[tuple[str, str]]:
+        """``(name, value)`` of the twin, the simulated quantity and the test, for printing
+        (an empty link reads ``none``)."""
+        return [
+            ("twin", self.twin or "none (no numeric twin in theory)"),
+            ("simulated", self.simulated or "none (no simulator counterpart)"),
+            ("test", self.test or "none"),
+        ]
 
     def verified(self) -> bool | None:
         """Run the proof check: True if every residual is 0, None if there is no check."""
@@ -137,6 +181,7 @@ __all__ = [
     "NO_PROOF",
     "PROOFS",
     "Derivation",
+    "LINK_FORMS",
     "SizedCheck",
     "flatten_residuals",
     "residuals_vanish",

@@ -224,6 +224,8 @@ def derivations() -> list[Derivation]:
             "w = 1/y (the coefficients); that the truncation error of g^-1 is O(L^4/y^4) is "
             "the implicit-function argument, by hand; numeric: tests/theory/"
             "test_quadrature_asymptotics.py::test_series_solves_the_equation_to_the_stated_order",
+            twin="theory.quadrature.asymptotics.g_inverse_asymptotic",
+            test="tests/theory/quadrature/test_asymptotics.py::test_series_solves_the_equation_to_the_stated_order",
         ),
         Derivation(
             "Order-1 error bound of the series, L = log(T y) (proof by hand; needs 2L/y < 1)",
@@ -238,5 +240,7 @@ def derivations() -> list[Derivation]:
             "machine-checked); tests/theory/quadrature/test_asymptotics.py::"
             "test_error_constants_hold_from_1e3_to_1e300 and ::test_order1_constant_is_sharp "
             "check it against high-precision g^-1",
+            twin="theory.quadrature.asymptotics.g_inverse_asymptotic_error_bound",
+            test="tests/theory/quadrature/test_asymptotics.py::test_error_constants_hold_from_1e3_to_1e300",
         ),
     ]

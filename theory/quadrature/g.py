@@ -556,6 +556,8 @@ def derivations() -> list[Derivation]:
             g_derivative_residuals,
             SYMBOLIC,
             "residuals vanish for symbolic x and T",
+            twin="theory.quadrature.g.g",
+            test="tests/theory/quadrature/test_g.py::test_float_g_matches_mpmath",
         ),
         Derivation(
             "Quadrature: dx/dtau = c/g'(x) implies g(x(tau)) = g(x0) + c tau",
@@ -567,6 +569,9 @@ def derivations() -> list[Derivation]:
             ],
             SYMBOLIC,
             "residuals vanish for symbolic c, tau, x0 and T",
+            twin="theory.quadrature.g.quadrature_gap",
+            simulated="verify.sim.observables.attention_gaps",
+            test="tests/theory/quadrature/test_g.py::test_quadrature_gap_matches_mpmath_for_astronomical_times",
         ),
         Derivation(
             "Symmetries of g (odd about (log T, 2 log T); negative branch = g_{1/T})",
@@ -578,6 +583,8 @@ def derivations() -> list[Derivation]:
             g_symmetry_residuals,
             SYMBOLIC,
             "residuals vanish for symbolic u, y and T",
+            twin="theory.quadrature.g.g_inverse",
+            test="tests/theory/quadrature/test_g.py::test_float_round_trip_through_value_path",
         ),
         Derivation(
             "Time to reach gap x, and its scaling e^x/(cT)",
@@ -589,5 +596,7 @@ def derivations() -> list[Derivation]:
             lambda: time_to_reach_gap_limit() - 1,
             SYMBOLIC,
             "SymPy's limit equals 1 exactly",
+            twin="theory.quadrature.g.time_to_reach_gap_scaling",
+            test="tests/theory/quadrature/test_g.py::test_time_to_reach_gap_is_e_to_the_x_over_cT",
         ),
     ]

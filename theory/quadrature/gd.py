@@ -275,6 +275,8 @@ def derivations() -> list[Derivation]:
             "the check proves g'(x) delta = alpha c for the GD step and g''/2 = sinh(x - log T); "
             "bounding the Lagrange remainder is by hand; numeric: tests/theory/"
             "test_gd_quadrature.py::test_per_step_bounds (exact mpmath steps)",
+            twin="theory.quadrature.gd.gd_step_defect_bound",
+            test="tests/theory/quadrature/test_gd.py::test_per_step_bounds",
         ),
         Derivation(
             "GD recursion: uniform per-step defect (the brief's 1/8 tightened to 1/16)",
@@ -288,6 +290,8 @@ def derivations() -> list[Derivation]:
             "the check proves d/dt [t/(1+t)^2] = (1-t)/(1+t)^3 (maximum 1/4 at t = 1); the "
             "step to the uniform bound is by hand; numeric: tests/theory/"
             "test_gd_quadrature.py::test_per_step_bounds",
+            twin="theory.quadrature.gd.gd_step_defect_uniform_bound",
+            test="tests/theory/quadrature/test_gd.py::test_per_step_bounds",
         ),
         Derivation(
             "GD recursion vs quadrature: accumulated gap error",
@@ -298,5 +302,7 @@ def derivations() -> list[Derivation]:
             "test_recursion_error_is_within_the_derived_bounds, "
             "::test_recursion_error_bound_over_1e5_steps and "
             "::test_defect_enclosure_against_mpmath",
+            twin="theory.quadrature.gd.gd_recursion_bound",
+            test="tests/theory/quadrature/test_gd.py::test_recursion_error_is_within_the_derived_bounds",
         ),
     ]

@@ -311,6 +311,9 @@ def derivations() -> list[Derivation]:
             "counts, T, rho, eta, n, d, ||mu||, sigma, kappa0, gamma0 symbolic. Dropped (see "
             "theory.stage1.variance): noise scores in gamma - f and in the loss slope "
             "(linearised about the mean output), W0^T W0 - kappa0 I, the cross terms",
+            twin="theory.stage1.moments.kept_velocity",
+            simulated="verify.checks.drawn_runs.initial_velocities",
+            test="tests/theory/stage1/test_moments.py::test_kept_velocity_equals_the_predictions_at_the_paper_settings",
         ),
     ]
 

@@ -253,6 +253,8 @@ def derivations() -> list[Derivation]:
             "the exact Gaussian aggregates (eps_D, g_eps); residuals against the typed forms "
             "vanish. tests/theory/stage1/test_variance.py checks that the pattern sums of "
             "theory.stage1.moments equal them",
+            twin="theory.stage1.variance.closed_form_variances",
+            test="tests/theory/stage1/test_variance.py::test_pattern_sums_equal_the_closed_forms",
         ),
         Derivation(
             "Stage-1 velocity, dropped terms: total variance (noise scores, own sample, "
@@ -266,5 +268,8 @@ def derivations() -> list[Derivation]:
             "compares them with the Monte Carlo of the exact initial velocity (a formula "
             "without the W0 fluctuation fails it); this leading form of the noise-score "
             "piece is compared with the exact one in tests/theory/stage1/test_variance.py",
+            twin="theory.stage1.moments.velocity_error",
+            simulated="verify.checks.drawn_runs.initial_velocities",
+            test="tests/theory/stage1/test_moments.py::test_predicted_sd_matches_monte_carlo",
         ),
     ]

@@ -159,6 +159,8 @@ def derivations() -> list[Derivation]:
             separable_residuals,
             proof=SYMBOLIC,
             evidence="the closed forms substituted into the separable equations",
+            twin="theory.stage2.laws.separable_boundary",
+            test="tests/theory/stage2/test_laws.py::test_separable_exponent_matches_the_flow_when_rho_vanishes",
         ),
         Derivation(
             "Peak of the signal before the collapse",
@@ -167,6 +169,8 @@ def derivations() -> list[Derivation]:
             peak_residuals,
             proof=SYMBOLIC,
             evidence="the peak condition solved and substituted back",
+            twin="theory.stage2.laws.collapse_exponent",
+            test="tests/theory/stage2/test_laws.py::test_separable_peak_function_is_not_symmetric_in_its_arguments",
         ),
         Derivation(
             "Saturated gap under a growing preconditioner",
@@ -179,6 +183,9 @@ def derivations() -> list[Derivation]:
             saturated_gap_residual,
             proof=SYMBOLIC,
             evidence="the solution substituted into x' = c K'(tau) e^{-x}",
+            twin="theory.stage2.predictions.gap_slope",
+            simulated="verify.sim.observables.attention_gaps",
+            test="tests/theory/stage2/test_predictions.py::test_gap_slope_includes_the_preconditioner_and_ln10_does_not",
         ),
     ]
 

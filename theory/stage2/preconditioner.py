@@ -99,6 +99,8 @@ def derivations() -> list[Derivation]:
             proof=PARTIAL,
             evidence="the identity checked for symbolic matrices at d = 2 and 3 under the "
             "rank-one premise (W - W0 along p), which is assumed, not proved",
+            twin="theory.stage2.flow.velocity",
+            test="tests/theory/stage2/test_preconditioner.py::test_rank_one_closure_fails_with_a_wrong_sign",
         ),
         Derivation(
             "Query norm from the conserved W W^T - p p^T",
@@ -108,6 +110,9 @@ def derivations() -> list[Derivation]:
             proof=PARTIAL,
             evidence="the identity checked for symbolic matrices at d = 2 and 3; the "
             "general-d step is by hand",
+            twin="theory.stage2.flow.Trajectory.query_norm_sq",
+            simulated="verify.sim.observables.query_components",
+            test="tests/theory/stage2/test_flow.py::test_kappa_p_is_twice_kappa0_for_a_square_initialisation",
         ),
         Derivation(
             "Two-channel flow of the query",
@@ -120,6 +125,8 @@ def derivations() -> list[Derivation]:
             lambda: channel_residuals(2),
             proof=PARTIAL,
             evidence="the channel equations checked for symbolic vectors at d = 2",
+            twin="theory.stage2.flow.velocity",
+            test="tests/theory/stage2/test_preconditioner.py::test_two_channel_flow_needs_the_rank_one_term",
         ),
         Derivation(
             "p channel in normalised form",
@@ -128,6 +135,9 @@ def derivations() -> list[Derivation]:
             lambda: channel_residuals(2),
             proof=PARTIAL,
             evidence="the channel equations checked for symbolic vectors at d = 2",
+            twin="theory.stage2.flow.velocity",
+            simulated="verify.sim.engines.base.Engine.parameter_norms",
+            test="tests/theory/stage2/test_flow.py::test_mean_field_starts_with_the_stage1_velocities",
         ),
     ]
 

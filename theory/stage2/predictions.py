@@ -39,10 +39,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import sympy as sp
 from scipy import optimize
 from scipy.special import ndtr, ndtri
 
 from theory.foundation.data_model import DataModel, Training
+from theory.foundation.proof import NUMERIC, RECONSTRUCTION, Derivation
 from theory.foundation.validation import Real, require
 from theory.quadrature import LOG_SLOPE_PER_DECADE
 from theory.stage1.predictions import argmax_test_accuracy, soft_test_accuracy
@@ -381,6 +383,35 @@ def gap_slope(
     return Estimate(slope, error, f"clean gap per decade over [{start:g}, {stop:g}] steps")
 
 
+def derivations() -> list[Derivation]:
+    """This module's record, for :mod:`theory.derivations`: the harmful | benign boundary
+    (the other predictions are read off the flow the same way; their records are the
+    flow's, :mod:`theory.stage2.preconditioner` and :mod:`theory.stage2.laws`)."""
+    mu_star, tau, beta = sp.symbols("||mu||* tau beta", positive=True)
+    sigma, q_norm, z_half = sp.symbols("sigma_epsilon ||q|| z_1/2", positive=True)
+    z = sp.Function("z")
+    return [
+        Derivation(
+            "Harmful | benign boundary at a horizon: z(||mu||*, tau) = z_1/2 on the stage-2 flow",
+            sp.And(
+                sp.Eq(z(mu_star, tau), z_half),
+                sp.Eq(z(mu_star, tau), beta / (sigma * q_norm), evaluate=False),
+            ),
+            RECONSTRUCTION,
+            proof=NUMERIC,
+            evidence="tests/theory/stage2/test_predictions.py::"
+            "test_harmful_benign_boundary_selection_at_the_paper_horizon: at the predicted "
+            "||mu*|| (d = 500, 1e3 GD steps) half of the test sequences of 6 trained seeds "
+            "select R within the stated error, and at the uniform-attention rule's ||mu|| "
+            "they do not; the root finding and the flow are numeric, no symbolic proof",
+            twin="theory.stage2.predictions.harmful_benign_boundary",
+            simulated="verify.sim.population.population_metrics",
+            test="tests/theory/stage2/test_predictions.py::"
+            "test_harmful_benign_boundary_selection_at_the_paper_horizon",
+        )
+    ]
+
+
 __all__ = [
     "FASTER_CLASS_QUANTILE",
     "ACCURACY_SAMPLES",
@@ -399,4 +430,5 @@ __all__ = [
     "half_selection_z",
     "harmful_benign_boundary",
     "gap_slope",
+    "derivations",
 ]
