@@ -1,7 +1,8 @@
 """``python -m theory``: print every derived equation and identity, with its status and proof.
 
 Each record shows its source status and, separately, its kind of proof (symbolic, partial,
-numeric only, none); ``--check`` runs every symbolic check."""
+numeric only, none), then its links: the numeric twin, the simulator quantity it is compared
+with and its test; ``--check`` runs every symbolic check."""
 
 from __future__ import annotations
 
