@@ -8,7 +8,8 @@ their results.
 
 The rule that keeps it a floor: ``verify.runtime`` imports nothing from
 :mod:`verify.sim`, :mod:`verify.checks`, :mod:`verify.experiments`, :mod:`verify.plots`,
-:mod:`verify.cli` or :mod:`verify.realworld` (only :mod:`verify.output` and the standard
-library, plus the optional Dask where it is used), so that every one of them, the
-simulator included, may import it. ``tests/repository/test_layers.py`` checks it.
+:mod:`verify.cli` or :mod:`verify.realworld` (only :mod:`verify.output`,
+:mod:`theory.validation`, the standard library, threadpoolctl and, where it is used, the
+optional Dask), so that every one of them, the simulator included, may import it.
+``tests/repository/test_layers.py`` checks it.
 """
