@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 from scipy.linalg import cho_factor
 
 from theory.max_margin import (
@@ -214,6 +213,8 @@ def rate_fits(
     :math:`\|q\|` against :math:`\log t`. The window starts at ``10**fit_from_log10`` steps,
     or later where the selection settles later (before that, the run is compared with the
     SVM of tokens it does not yet select)."""
+    from scipy import stats  # scipy.stats is slow to import: only when the rates are fitted
+
     start = max(settings.fit_from_log10, math.log10(stable_from)) - 1e-9
     window = [row for row in rows if row["log10_step"] >= start]
     late = [row for row in window if row["log10_step"] >= settings.log10_horizon - 10 - 1e-9]
