@@ -51,7 +51,6 @@ from verify.checks.properties import (
     learned_weaker_class,
     weaker_class,
 )
-from verify.checks.regimes import REGIMES
 from verify.checks.space import (
     assumption_status,
     benign_edge,
@@ -69,6 +68,7 @@ from verify.checks.strategies import (
     single_violation,
     valid_configs,
 )
+from verify.measures.regimes import REGIMES
 from verify.sim.config import PRESETS, RunConfig, preset
 
 #: Few examples, each a cheap run (d-free engines, N = nT <= 160 tokens).

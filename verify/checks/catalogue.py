@@ -449,9 +449,9 @@ def velocity_checks(name: str, p: Stage1Predictions, noisy: bool, other: str) ->
 
 
 def regime_check(name: str, p: Stage1Predictions, kind: str) -> Check:
-    """The regime by the mechanism (:func:`verify.checks.regimes.classify_regime`: noisy
+    """The regime by the mechanism (:func:`verify.measures.regimes.classify_regime`: noisy
     labels fitted, test sequences selecting R) of most seeds is Theorem 4.1's."""
-    from verify.checks.regimes import regimes_of
+    from verify.measures.regimes import regimes_of
 
     def measure(ev: Evidence, claim: float | None = None) -> Measurement:
         runs = ev(name, kind)

@@ -13,6 +13,7 @@ from theory.stage1.predictions import Stage1Predictions, stage1_predictions
 from verify.checks.catalogue import HOLDS_UNTRAINED, Claims, catalogue
 from verify.checks.evidence import Evidence, EvidencePlan, untrained
 from verify.checks.registry import Check, CheckResult, can_fail
+from verify.runtime.executors import make_executor
 from verify.sim.config import PRESETS, preset
 
 #: Evidence plans: (presets, GD seeds, flow seeds). 25 GD seeds give 100 noisy samples.
@@ -35,8 +36,6 @@ def collect(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Evidence:
     """The plan's runs, on ``executor`` (a process pool of two by default)."""
-    from verify.experiments.sweep import make_executor
-
     owned = executor is None
     executor = executor or make_executor(workers=2)
     try:

@@ -28,12 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verify.checks.regimes import regimes_of, selects_relevant, test_accuracy
 from verify.experiments.boundary_theory import (
     BENIGN_NOT,
     HARMFUL_BENIGN,
@@ -45,9 +43,13 @@ from verify.experiments.boundary_theory import (
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.fits import bootstrap_exponent, fit_power_law
 from verify.experiments.settings import BoundarySettings
-from verify.experiments.sweep import Executor, ResultStore, point_key, run_sweep
+from verify.experiments.sweep import run_sweep
 from verify.experiments.workers import final_state
+from verify.measures.regimes import regimes_of, selects_relevant, test_accuracy
 from verify.output.tables import markdown_table, number
+from verify.plots.beyond import figure_boundaries
+from verify.runtime.executors import Executor
+from verify.runtime.store import ResultStore, point_key
 
 #: Exponents the theory states: (boundary, variable) -> exponent.
 THEORY_EXPONENTS = {
@@ -466,18 +468,13 @@ def boundary_sweep(settings: BoundarySettings | None = None) -> Experiment:
             record={"runs": len(rows), "exponents": exponents, "summary": summary},
         )
 
-    def draw(tables: Path, figures: Path) -> list[Path]:
-        from verify.plots.beyond import figure_boundaries
-
-        return figure_boundaries(tables, figures)
-
     largest = settings.config(
         max(settings.d_values + (settings.d_fixed,)),
         max(settings.n_values + (settings.n_fixed,)),
         20.0,
         0,
     )
-    return Experiment("boundaries", settings, compute, draw, largest)
+    return Experiment("boundaries", settings, compute, figure_boundaries, largest)
 
 
 __all__ = [

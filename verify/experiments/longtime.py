@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,9 +32,12 @@ from theory.quadrature import LOG_SLOPE_PER_DECADE
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.fits import first_step_always, settle_step, slope_per_decade
 from verify.experiments.settings import DEFAULT_SCAN, LongtimeSettings
-from verify.experiments.sweep import Executor, ResultStore, run_sweep
+from verify.experiments.sweep import run_sweep
 from verify.experiments.workers import long_trajectory
 from verify.output.tables import markdown_table, number
+from verify.plots.beyond import figure_longtime
+from verify.runtime.executors import Executor
+from verify.runtime.store import ResultStore
 from verify.sim.config import RunConfig
 
 GAP_COLUMNS = ("clean_gap_min", "clean_gap_mean", "noisy_gap_min", "noisy_gap_mean")
@@ -244,16 +246,11 @@ def long_time(settings: LongtimeSettings | None = None) -> Experiment:
             record={"runs": len(report.records), "gd_check": check},
         )
 
-    def draw(tables: Path, figures: Path) -> list[Path]:
-        from verify.plots.beyond import figure_longtime
-
-        return figure_longtime(tables, figures)
-
     largest = max(
         (settings.config(overrides, 0) for _, _, overrides in settings.scan),
         key=lambda config: config.model.d * config.model.n * config.model.T,
     )
-    return Experiment("longtime", settings, compute, draw, largest)
+    return Experiment("longtime", settings, compute, figure_longtime, largest)
 
 
 __all__ = [

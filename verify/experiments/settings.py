@@ -9,79 +9,13 @@ numerical library.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
-from theory.foundation.validation import (
-    Boolean,
-    Integer,
-    InvalidParameter,
-    Optional,
-    Options,
-    Real,
-    Text,
-    Validated,
-    parameter,
-    require,
-)
+from theory.foundation.validation import Integer, Options, Real, Validated, parameter, require
 from theory.foundation.validation import Sequence as SequenceOf
-from verify.checks.regimes import RegimeThresholds
+from verify.measures.regimes import RegimeThresholds
 from verify.sim.config import DFREE_ENGINES, FLOW_ENGINES, PRESETS, RunConfig, preset
-
-
-@dataclass(frozen=True)
-class ExecutorSettings(Validated):
-    """Where the runs of an experiment execute."""
-
-    workers: int = parameter(2, Integer(0, 256), "worker processes (0 runs in this process)")
-    scheduler: str | None = parameter(
-        None, Optional(Text()), "a Dask scheduler address tcp://HOST:PORT"
-    )
-    dask_local: bool = parameter(
-        False, Boolean(), "start a Dask LocalCluster on loopback with `workers` processes"
-    )
-
-    def check_relations(self) -> None:
-        if self.scheduler is not None and self.dask_local:
-            raise InvalidParameter("dask_local", True, "False together with scheduler")
-
-    def check_reachable(self, timeout: float = 3.0) -> None:
-        """Before any work: Dask importable, and a scheduler address that answers."""
-        if self.scheduler is None and not self.dask_local:
-            return
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise InvalidParameter(
-                "scheduler" if self.scheduler else "dask_local",
-                self.scheduler or True,
-                "Dask execution only with the dask extra installed (pip install '.[dask]')",
-            ) from None
-        if self.scheduler is None:
-            return
-        address = urlparse(self.scheduler)
-        if address.scheme != "tcp" or not address.hostname or not address.port:
-            raise InvalidParameter("scheduler", self.scheduler, "an address tcp://HOST:PORT")
-        try:
-            with socket.create_connection((address.hostname, address.port), timeout=timeout):
-                pass
-        except OSError as error:
-            raise InvalidParameter(
-                "scheduler",
-                self.scheduler,
-                f"the address of a running Dask scheduler (no answer "
-                f"within {timeout:g} s: {error.strerror or error})",
-            ) from None
-
-    def make(self) -> Any:
-        from verify.experiments.sweep import make_executor
-
-        return make_executor(
-            workers=self.workers, scheduler_address=self.scheduler, dask_local=self.dask_local
-        )
-
 
 #: The presets as (name, d, ||mu||).
 PAPER_PRESETS = tuple((name, values["d"], values["mu_norm"]) for name, values in PRESETS.items())
@@ -495,7 +429,6 @@ class PrecisionSettings(Validated):
 
 
 __all__ = [
-    "ExecutorSettings",
     "PhaseDiagramSettings",
     "ReproduceSettings",
     "BoundarySettings",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from theory.foundation.stability import max_stable_step
-from verify.interrupts import exit_status, reason
+from verify.runtime.interrupts import exit_status, reason
 from verify.sim.config import FLOW_ENGINES, RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines import Engine, NonFiniteError, draw_data, make_engine

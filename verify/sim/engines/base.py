@@ -11,15 +11,14 @@ small; several BLAS threads only contend for the cores).
 
 from __future__ import annotations
 
-import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import numpy as np
 
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, initial_weight_blocks
 from verify.sim.kernels import (
@@ -59,20 +58,6 @@ def ensure_finite(values: np.ndarray, what: str, step: float) -> None:
     """Raise :class:`NonFiniteError` naming ``what`` and ``step`` if any value is not finite."""
     if values.dtype != object and not np.all(np.isfinite(values)):
         raise NonFiniteError(non_finite_message(what, step))
-
-
-@cache
-def _thread_controller() -> Any:
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-@contextlib.contextmanager
-def single_blas_thread() -> Iterator[None]:
-    """Within the block, BLAS uses one thread (small matrix loops; threadpoolctl)."""
-    with _thread_controller().limit(limits=1, user_api="blas"):
-        yield
 
 
 class Engine(ABC):

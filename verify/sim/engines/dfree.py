@@ -21,10 +21,10 @@ from typing import Any, cast
 import numpy as np
 
 from theory.foundation.validation import require
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.dfree_data import ReducedData
-from verify.sim.engines.base import single_blas_thread
 from verify.sim.engines.flow import FlowEngine
 from verify.sim.engines.reduced import ReducedEngine
 from verify.sim.statistics import Statistics

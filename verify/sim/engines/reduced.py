@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines.base import Engine, ensure_finite, reduced_setup, single_blas_thread
+from verify.sim.engines.base import Engine, ensure_finite, reduced_setup
 from verify.sim.kernels import FLOAT64
 from verify.sim.statistics import ReducedSetup, Statistics
 
