@@ -1,6 +1,5 @@
-"""Engines: dense (literal float64), reduced (N = nT coordinates), mp (mpmath), flow (ODE),
-mp-flow (the ODE in mpmath), dfree and dfree-flow (reduced GD and flow on statistics sampled
-in law, any d).
+"""Engines: the ways a run advances (literal GD, reduced coordinates, gradient flow, in
+float64 or mpmath, on drawn tokens or on statistics sampled in law).
 
 Which engines exist and what each is (its traits, memory and cost) is declared in
 :mod:`verify.sim.engines.registry`. Each engine class lives in its own module and is

@@ -27,7 +27,9 @@ evaluations of :math:`5N^2` integer products and :math:`4NT` mpmath operations; 
 draw is :math:`O(N^3)` whatever d. The flow solver's steps are estimated from the log
 time :math:`s = \log(1 + \alpha k)` the run reaches: about :math:`20 + 4s` for DOP853 at
 ``flow_rtol = 1e-10`` (scaled by :math:`(10^{-10}/\mathrm{rtol})^{1/8}`, its order), and
-one per log point plus :math:`6s` for the extrapolation.
+one per log point plus :math:`6s` for the extrapolation. Recording is not counted (it
+matters for ``dense`` up to d = 1000, whose exact invariant drift costs :math:`O(d^3)` a
+log point). The estimates are rough: within a factor of a few of what a run takes.
 """
 
 from __future__ import annotations
