@@ -2,7 +2,8 @@
 nothing imports in a circle.
 
 The graph is read from the source: every ``import`` statement, at module level or inside
-a function (a deferred import is a dependency like any other). ``verify``'s packages are
+a function (a deferred import is a dependency like any other), except those under
+``if TYPE_CHECKING:`` (names for annotations only, never imported at run time). ``verify``'s packages are
 stacked in :data:`LAYERS`, top first; a package imports its own modules and the packages
 of lower layers, never one of its own layer or above. ``theory`` lies below all of
 ``verify`` and never imports it.
@@ -52,12 +53,26 @@ def imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -
     return [f"{base}.{alias.name}" for alias in node.names]
 
 
+def run_time_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` outside ``if TYPE_CHECKING:`` blocks."""
+    found: list[ast.AST] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            pending.extend(node.orelse)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def imports_of(path: Path, module: str, known: Iterable[str]) -> set[str]:
     """The known modules that ``path`` imports anywhere in its body: for each name read, the
     longest known module it names or lies in (``from a import f``: ``a``)."""
     known = set(known)
     targets = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in run_time_nodes(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import | ast.ImportFrom):
             for name in imported(node, module, path.name == "__init__.py"):
                 parts = name.split(".")

@@ -20,7 +20,8 @@ import numpy as np
 from theory.quadrature import LOG_SLOPE_PER_DECADE
 from theory.stage1.predictions import Stage1Predictions, soft_test_accuracy
 from verify.checks.evidence import Evidence, Run, stack
-from verify.checks.intervals import (
+from verify.checks.registry import AGREE, Check, Expected, Measurement, compare
+from verify.measures.intervals import (
     mean_interval,
     median_interval,
     proportion_interval,
@@ -28,7 +29,6 @@ from verify.checks.intervals import (
     sd_interval,
     t_quantile,
 )
-from verify.checks.registry import AGREE, Check, Expected, Measurement, compare
 from verify.sim.config import PAPER_ACCURACY
 
 

@@ -28,8 +28,9 @@ from theory.quadrature.g import quadrature_time_float
 from theory.stage1.predictions import Stage1Predictions, stage1_predictions
 from verify.sim.config import RunConfig
 from verify.sim.data import GROUP_NAMES
-from verify.sim.engines import make_engine
-from verify.sim.simulate import RunResult, simulate
+from verify.sim.engines import engine_traits, make_engine
+from verify.sim.history import History
+from verify.sim.simulate import simulate
 
 #: Flow horizon and first log point, in units of the clean stage-1 end tau_1.
 HORIZON = 1e9
@@ -67,7 +68,7 @@ def initial_noisy_gap(config: RunConfig) -> float:
 
 
 def _gd_engine(config: RunConfig) -> str:
-    return "dfree" if config.solver.engine in ("dfree", "dfree-flow") else "reduced"
+    return "dfree" if engine_traits(config.solver.engine).exact == "in law" else "reduced"
 
 
 def clean_stage1_end(prediction: Stage1Predictions) -> float:
@@ -99,7 +100,7 @@ class DrawnRun:
     config: RunConfig
     prediction: Stage1Predictions
     times: np.ndarray
-    history: dict[str, np.ndarray]
+    history: History
     stage1_end: float
     half_fitted_at: float
     status: str
@@ -144,22 +145,13 @@ def drawn_run(config: RunConfig) -> DrawnRun:
         config=config,
         prediction=prediction,
         times=np.asarray(result.steps) * unit,
-        history=_columns(result),
+        history=result.history,
         stage1_end=stage1_end,
         half_fitted_at=_event_time(half.at, unit),
         status=result.status.value,
         message=result.message,
         final=dict(result.final),
     )
-
-
-def _columns(result: RunResult) -> dict[str, np.ndarray]:
-    if not result.history:
-        return {}
-    return {
-        key: np.array([row[key] for row in result.history], dtype=float)
-        for key in result.history[0]
-    }
 
 
 __all__ = [

@@ -19,6 +19,7 @@ import numpy as np
 
 from theory.foundation.data_model import GROUP_NAMES
 from verify.sim.config import RunConfig, preset
+from verify.sim.history import History
 
 
 def noisy_margin_event(data: Any) -> Any:
@@ -41,7 +42,7 @@ def run_record(result: Any, noisy_fitted_at: float | None) -> dict[str, Any]:
         "status": result.status.value,
         "message": result.message,
         "steps": result.steps,
-        "history": result.history,
+        "history": result.history.rows(),
         "logits": np.stack(result.train_logits),
         "noisy": data.noisy,
         "groups": data.groups,
@@ -109,7 +110,7 @@ class Run:
     """One finished evidence run, as arrays."""
 
     steps: np.ndarray
-    history: dict[str, np.ndarray]
+    history: History
     logits: np.ndarray  # (log points, n, T)
     noisy: np.ndarray
     groups: np.ndarray
@@ -120,13 +121,9 @@ class Run:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Run:
-        history = {
-            key: np.array([row[key] for row in record["history"]], dtype=float)
-            for key in record["history"][0]
-        }
         return cls(
             steps=np.asarray(record["steps"], dtype=float),
-            history=history,
+            history=History.from_rows(record["history"]),
             logits=np.asarray(record["logits"], dtype=float),
             noisy=np.asarray(record["noisy"], dtype=bool),
             groups=np.asarray(record["groups"], dtype=int),
@@ -139,10 +136,12 @@ class Run:
     def untrained(self, population: Mapping[str, float]) -> Run:
         """This run as if it never trained: every log point is its step-0 point (all logits
         0, uniform attention), the population columns those of the query q = 0."""
-        history = {
-            key: np.full_like(values, population.get(key, values[0]))
-            for key, values in self.history.items()
-        }
+        history = History.from_columns(
+            {
+                key: np.full_like(values, population.get(key, values[0]))
+                for key, values in self.history.items()
+            }
+        )
         logits = np.broadcast_to(self.logits[0], self.logits.shape).copy()
         return replace(self, history=history, logits=logits, noisy_fitted_at=None)
 

@@ -15,7 +15,8 @@ from verify.cli.common import (
     add_progress_flag,
     given,
 )
-from verify.sim.config import DFREE_ENGINES, PRESETS, RunConfig, parameter_specs, preset
+from verify.sim.config import PRESETS, RunConfig, parameter_specs, preset
+from verify.sim.engines.registry import engines_where, spoken
 
 #: Fields that external data (``--data-from``) fixes.
 DATA_SHAPE = ("n", "T", "d", "test_size")
@@ -79,12 +80,12 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
     from verify.sim.data import dataset_from_arrays, npz_shape, read_npz
 
     engine = config_from_args(args).solver.engine
+    on_tokens = engines_where(tokens=True)
     require(
-        engine not in DFREE_ENGINES,
+        engine in on_tokens,
         "engine",
         engine,
-        "dense, reduced, mp, flow or mp-flow with --data-from (a d-free engine samples its "
-        "own data)",
+        f"{spoken(on_tokens)} with --data-from (a d-free engine samples its own data)",
     )
 
     for name in DATA_SHAPE:

@@ -46,10 +46,11 @@ from verify.experiments.settings import BoundarySettings
 from verify.experiments.sweep import run_sweep
 from verify.experiments.workers import final_state
 from verify.measures.regimes import regimes_of, selects_relevant, test_accuracy
-from verify.output.tables import markdown_table, number
+from verify.output.tables import markdown_table
 from verify.plots.beyond import figure_boundaries
 from verify.runtime.executors import Executor
 from verify.runtime.store import ResultStore, point_key
+from verify.sim.history import row_of
 
 #: Exponents the theory states: (boundary, variable) -> exponent.
 THEORY_EXPONENTS = {
@@ -88,7 +89,7 @@ class Bracket:
 def upper_side(kind: str, result: dict[str, Any], settings: BoundarySettings) -> bool:
     """Whether a run lies on the large-||mu|| side of boundary ``kind`` (harmful|benign by
     ``settings.rule``; population metrics where the run has them)."""
-    row = {key: number(value) for key, value in result.items()}
+    row = row_of(result)
     if kind == BENIGN_NOT:
         return row.get("noisy_fitted", math.nan) < settings.fitted_level
     if settings.rule == "selection":
@@ -180,7 +181,7 @@ def point_row(
 ) -> dict[str, Any]:
     """One evaluated run as a table row: its final metrics and both regime labels."""
     d, n, mu, seed = request
-    row = {key: number(value) for key, value in result.items() if key not in ("status", "message")}
+    row = row_of(result)
     regimes = regimes_of(row, settings.thresholds)
     return {
         "d": d,

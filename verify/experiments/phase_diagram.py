@@ -20,12 +20,12 @@ from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.settings import PhaseDiagramSettings
 from verify.experiments.sweep import run_sweep
 from verify.measures.regimes import RegimeThresholds, regimes_of
-from verify.output.tables import number
 from verify.plots.reproduce import figure_phase_diagram
 from verify.runtime.executors import Executor
 from verify.runtime.store import ResultStore
 from verify.sim.batch import simulate_group
 from verify.sim.config import RunConfig
+from verify.sim.history import row_of
 
 #: Final-state quantities of a phase-diagram cell.
 CELL_QUANTITIES = (
@@ -83,14 +83,15 @@ def cell_rows(
     for record in records:
         d, seed = record["point"]["d"], record["point"]["seed"]
         for cell in record["result"]["cells"]:
+            final = row_of(cell)
             row: dict[str, Any] = {
                 "d": d,
                 "mu_norm": cell["mu_norm"],
                 "seed": seed,
                 "n": n,
-                "steps": number(cell.get("step")),
+                "steps": final.get("step", math.nan),
             }
-            row.update({key: number(cell.get(key)) for key in CELL_QUANTITIES})
+            row.update({key: final.get(key, math.nan) for key in CELL_QUANTITIES})
             row["snr"] = cell["mu_norm"] / math.sqrt(d)
             row.update(regimes_of(row, RegimeThresholds(test_accuracy=settings.test_threshold)))
             row["status"] = cell.get("status", "")

@@ -25,11 +25,12 @@ from verify.experiments.phase_diagram import compute_phase_diagram
 from verify.experiments.settings import ReproduceSettings
 from verify.experiments.sweep import run_sweep
 from verify.experiments.workers import trajectory
-from verify.output.tables import markdown_table, number
+from verify.output.tables import markdown_table
 from verify.plots.reproduce import draw_reproduce_figures
 from verify.runtime.executors import Executor
 from verify.runtime.store import ResultStore
 from verify.sim.config import PAPER_ACCURACY
+from verify.sim.history import row_of
 from verify.sim.resources import estimated_bytes
 
 #: Quantities of the preset table, and the paper's value where it reports one.
@@ -116,12 +117,12 @@ def accuracy_rows(
     """Per preset and quantity: the paper's number and mean, sd (ddof 1), min, max over seeds."""
     rows = []
     for name, d, mu in settings.presets:
-        finals = [r["result"]["summary"] for r in records if r["point"]["regime"] == name]
+        finals = [row_of(r["result"]["summary"]) for r in records if r["point"]["regime"] == name]
         paper = dict(
             zip(("train_accuracy", "test_accuracy"), PAPER_ACCURACY.get(name, ()), strict=False)
         )
         for quantity in PRESET_QUANTITIES:
-            values = np.array([number(f.get(quantity)) for f in finals])
+            values = np.array([f.get(quantity, np.nan) for f in finals])
             rows.append(
                 {
                     "regime": name,
