@@ -3,10 +3,10 @@ nothing imports in a circle.
 
 The graph is read from the source: every ``import`` statement, at module level or inside
 a function (a deferred import is a dependency like any other), except those under
-``if TYPE_CHECKING:`` (names for annotations only, never imported at run time). ``verify``'s packages are
-stacked in :data:`LAYERS`, top first; a package imports its own modules and the packages
-of lower layers, never one of its own layer or above. ``theory`` lies below all of
-``verify`` and never imports it.
+``if TYPE_CHECKING:`` (names for annotations only, never imported at run time).
+``verify``'s packages are stacked in :data:`LAYERS`, top first; a package imports its own
+modules and the packages of lower layers, never one of its own layer or above. ``theory``
+lies below all of ``verify`` and never imports it.
 """
 
 from __future__ import annotations
