@@ -28,7 +28,8 @@ from theory.predictions import Predictions, predict
 from theory.quadrature import quadrature_time_float
 from verify.sim.config import RunConfig
 from verify.sim.data import GROUP_NAMES
-from verify.sim.engines import make_engine
+from verify.sim.engines import draw_data, make_engine
+from verify.sim.kernels import softmax
 from verify.sim.simulate import RunResult, simulate
 
 #: Flow horizon and first log point, in units of the clean stage-1 end tau_1.
@@ -59,8 +60,6 @@ def initial_noisy_gap(config: RunConfig) -> float:
     r"""The mean over the noisy samples of one draw of the initial gap velocity
     :math:`\dot a_{W_-} - \dot a_R` (group means; positive: the noisy samples start to
     fit their flipped labels)."""
-    from verify.sim.engines import draw_data
-
     data = draw_data(config)
     groups, noisy = np.asarray(data.groups), np.asarray(data.noisy)
     return float(gap_velocities(initial_velocities(config, data), groups, noisy, "W-", "R").mean())
@@ -79,8 +78,6 @@ def clean_stage1_end(prediction: Predictions) -> float:
 def half_noisy_margin_event(data: Any) -> Any:
     r"""The :math:`\lceil m/2\rceil`-th largest margin :math:`y_i f_i` over the :math:`m`
     noisy samples (positive once at least half of them are fitted)."""
-    from verify.sim.kernels import softmax
-
     noisy = np.asarray(data.noisy)
     rank = max(1, math.ceil(int(noisy.sum()) / 2))
 
@@ -130,8 +127,6 @@ def _event_time(at: float | None, unit: float) -> float:
 @lru_cache(maxsize=512)
 def drawn_run(config: RunConfig) -> DrawnRun:
     """The flow run of ``config`` on one draw (cached)."""
-    from verify.sim.engines import draw_data
-
     prediction = predict(config.model, config.training)
     data = draw_data(config)
     stage1_end = clean_stage1_end(prediction)

@@ -34,7 +34,7 @@ def t_quantile(dof: int) -> float:
     return float(stats.t.ppf(0.975, dof))
 
 
-def mean_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def mean_interval(values: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     """The mean and its 95% t-interval (a degenerate interval for one value)."""
     array = np.asarray(values, dtype=float)
     mean = float(array.mean())
@@ -57,13 +57,13 @@ def proportion_interval(successes: int, trials: int) -> tuple[float, tuple[float
     return p, (low, high)
 
 
-def ratio_interval(ratios: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def ratio_interval(ratios: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     """The geometric mean of positive ratios and its 95% interval (t on the logarithms)."""
     mean, (low, high) = mean_interval(np.log(np.asarray(ratios, dtype=float)))
     return math.exp(mean), (math.exp(low), math.exp(high))
 
 
-def sd_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def sd_interval(values: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     r"""The sample standard deviation and its 95% chi-square interval
     :math:`s\sqrt{(m-1)/\chi^2_{0.975,m-1}}` to :math:`s\sqrt{(m-1)/\chi^2_{0.025,m-1}}`
     (normal values)."""
@@ -78,7 +78,7 @@ def sd_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
     )
 
 
-def median_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def median_interval(values: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     """The median and its distribution-free 95% interval (infinite values allowed)."""
     from scipy import stats
 
