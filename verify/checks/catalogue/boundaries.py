@@ -1,7 +1,9 @@
-r"""Where the benign | not-overfitting boundary lies, in :math:`n\,\mathrm{SNR}^2` at the
-benign preset's (d, n), from the boundary scans: by the stage-1 velocity sign, and by the
-training outcome after 1000 steps against the stage-1 threshold and against the stage-2
-mean field (:func:`theory.stage2_predictions.benign_not_boundary`, its relative error in
+r"""Where the benign | not-overfitting boundary lies, from the boundary scans at the benign
+preset's (d, n).
+
+In :math:`n\,\mathrm{SNR}^2`: by the stage-1 velocity sign, and by the training outcome
+after 1000 steps against the stage-1 threshold and against the stage-2 mean field
+(:func:`theory.stage2_predictions.benign_not_boundary`, its relative error in
 :math:`\|\mu\|` squared into :math:`n\,\mathrm{SNR}^2`)."""
 
 from __future__ import annotations

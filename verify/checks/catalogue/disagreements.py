@@ -45,6 +45,14 @@ from verify.checks.evidence import Evidence, Run
 from verify.checks.regimes import regimes_of
 from verify.checks.registry import Measurement
 
+#: The log points (GD steps) at which the benign flows' ||p||^2 is shown, the last also for
+#: kappa_p and as the start of the preconditioner's growth.
+PRECONDITIONER_STEPS = (("early", 316.0), ("mid", 562.0), ("late", 1000.0))
+#: How far the harmful flows' learned query is scaled to show the attention still soft.
+QUERY_SCALE = 8.0
+#: The horizons (GD steps) at which the moving benign | not-overfitting boundary is shown.
+BOUNDARY_HORIZONS = (("early", 1e3), ("mid", 1e5), ("late", 1e8))
+
 
 def measured(m: Measurement) -> dict[str, float]:
     """A measurement's estimate, interval and prediction."""
@@ -105,11 +113,11 @@ def fitted_early(context: Context, ev: Evidence, m: Measurement) -> dict[str, An
     runs = ev(context.preset, "flow")
     p_sq, q_sq = squares(runs, "p_norm"), squares(runs, "q_norm")
     out: dict[str, Any] = {"kappa0": p.training.kappa0(p.model.d)}
-    for label, step in (("early", 316.0), ("mid", 562.0), ("late", 1000.0)):
+    for label, step in PRECONDITIONER_STEPS:
         index = log_point(runs[0], step)
         out[f"step_{label}"] = float(runs[0].steps[index])
         out[f"p_{label}"] = float(p_sq[:, index].mean())
-    late = log_point(runs[0], 1000.0)
+    late = log_point(runs[0], PRECONDITIONER_STEPS[-1][1])
     times = ev.events[context.preset]
     return {
         **out,
@@ -124,11 +132,12 @@ def fitted_early(context: Context, ev: Evidence, m: Measurement) -> dict[str, An
 
 
 def preconditioner_growth(context: Context, ev: Evidence, m: Measurement) -> dict[str, Any]:
-    r""":math:`\|p\|^2` on the benign flows at 1000 steps and at their horizon, and the
-    stage-2 flow's slope (:func:`theory.stage2_predictions.gap_slope`)."""
+    r""":math:`\|p\|^2` on the benign flows at the last of :data:`PRECONDITIONER_STEPS` and at
+    their horizon, and the stage-2 flow's slope
+    (:func:`theory.stage2_predictions.gap_slope`)."""
     p = context.prediction
     runs = ev(context.preset, "flow")
-    start = log_point(runs[0], 1000.0)
+    start = log_point(runs[0], PRECONDITIONER_STEPS[-1][1])
     p_sq = squares(runs, "p_norm").mean(axis=0)
     slope = gap_slope(p.model, p.training)
     return {
@@ -147,8 +156,8 @@ def soft_attention(context: Context, ev: Evidence, m: Measurement) -> dict[str, 
     learned query (:func:`measure_conditional_accuracy`), the stage-2 flow's at the horizon,
     how fast :math:`\|q\|` grows (least-squares slope against log10 step, from
     :data:`SLOPE_FROM_STEP` on, seed mean), the accuracy at the learned query scaled by
-    ``scale`` and the decades of steps that scaling takes at that rate."""
-    scale = 8.0
+    :data:`QUERY_SCALE` and the decades of steps that scaling takes at that rate."""
+    scale = QUERY_SCALE
     p, runs = context.prediction, ev(context.preset, "flow")
     steps = runs[0].steps
     horizon, keep = float(steps[-1]), steps >= SLOPE_FROM_STEP
@@ -229,7 +238,7 @@ def moving_boundary(context: Context, ev: Evidence, m: Measurement) -> dict[str,
     p = context.prediction
     runs = ev(context.preset, "flow")
     out: dict[str, Any] = {"d": p.model.d, "n": p.model.n, "mu": p.model.mu_norm}
-    for label, steps in (("early", 1e3), ("mid", 1e5), ("late", 1e8)):
+    for label, steps in BOUNDARY_HORIZONS:
         out[label] = steps
         out[f"mu_{label}"] = benign_not_boundary(p.model, p.training, steps).value
     regimes = regime_counts(runs)
@@ -368,6 +377,9 @@ DISAGREEMENTS = (
 
 __all__ = [
     "DISAGREEMENTS",
+    "PRECONDITIONER_STEPS",
+    "QUERY_SCALE",
+    "BOUNDARY_HORIZONS",
     "measured",
     "log_point",
     "squares",
