@@ -33,9 +33,9 @@ from verify.measures.regimes import regimes_of
 #: probability 6e-5 per draw for a normal mean), fixed before any run.
 VELOCITY_SDS = 4.0
 
-#: The registered disagreement for configurations predicted not to overfit (the
-#: catalogue's, measured on the paper's setting).
-STAGE_TWO_SWITCH = "regime is not-overfitting (1e12 steps) [not-overfitting]"
+#: The registered disagreement for configurations predicted not to overfit: the id of the
+#: catalogue's check on the paper's setting (:data:`verify.checks.catalogue.DISAGREEMENTS`).
+STAGE_TWO_SWITCH = "not-overfitting.regime-flow"
 
 #: The registered disagreement for classes of unequal size or flips.
 CLASS_SPLIT = "regime with unequal classes"

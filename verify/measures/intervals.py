@@ -57,7 +57,7 @@ class MeanInterval:
         return iter((self.mean, self.interval))
 
 
-def mean_interval(values: Sequence[float]) -> MeanInterval:
+def mean_interval(values: Sequence[float] | np.ndarray) -> MeanInterval:
     """The mean of ``values`` and its 95% t-interval (see :class:`MeanInterval`)."""
     array = np.asarray(values, dtype=float)
     if array.size < 2:
@@ -81,13 +81,13 @@ def proportion_interval(successes: int, trials: int) -> tuple[float, tuple[float
     return p, (low, high)
 
 
-def ratio_interval(ratios: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def ratio_interval(ratios: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     """The geometric mean of positive ratios and its 95% interval (t on the logarithms)."""
     mean, (low, high) = mean_interval(np.log(np.asarray(ratios, dtype=float)))
     return math.exp(mean), (math.exp(low), math.exp(high))
 
 
-def sd_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def sd_interval(values: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     r"""The sample standard deviation and its 95% chi-square interval
     :math:`s\sqrt{(m-1)/\chi^2_{0.975,m-1}}` to :math:`s\sqrt{(m-1)/\chi^2_{0.025,m-1}}`
     (normal values)."""
@@ -102,7 +102,7 @@ def sd_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
     )
 
 
-def median_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def median_interval(values: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     """The median and its distribution-free 95% interval (infinite values allowed)."""
     from scipy import stats
 
