@@ -54,10 +54,10 @@ def test_the_ledger_page_is_the_ledger_module_s_markdown_or_says_it_is_missing(m
 
 
 def test_the_docs_list_their_pages_and_every_notebook():
-    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    index = (ROOT / "docs" / "index.rst").read_text(encoding="utf-8")
     pages = "getting-started theory notebooks ledger columns speed layout api".split()
     for page in pages:
-        assert f"\n{page}\n" in index, page
+        assert f"\n   {page}\n" in index, page
         assert list((ROOT / "docs").glob(f"{page}.*")), page
     assert "_generated/notebooks/*" in (ROOT / "docs" / "notebooks.md").read_text()
     assert extension("notebooks").NOTEBOOKS == ROOT / "notebooks"
