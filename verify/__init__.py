@@ -42,11 +42,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.checks.suite": ("run_checks",),
     "verify.checks.drawn_runs": ("drawn_run", "initial_velocities"),
     "verify.measures.regimes": ("classify_regime", "measured_regime", "RegimeThresholds"),
-    "verify.checks.strategies": (
-        "valid_configs",
-        "single_violation",
-        "assumption_status",
+    "verify.checks.space": ("assumption_status",),
+    "verify.checks.sampler": (
+        "draw_valid_config",
+        "draw_violation",
+        "violate_one",
         "ASSUMPTION_KEYS",
+        "TARGETS",
     ),
     "verify.experiments.driver": ("run_experiment",),
     "verify.experiments.settings": (

@@ -1,4 +1,4 @@
-r"""Property tests over the whole valid space of A1-A8 (:mod:`verify.checks.strategies`).
+r"""Property tests over the whole valid space of A1-A8 (:mod:`verify.checks.sampler`).
 
 Configurations are built, not filtered: the strategy draws a shape and a predicted regime
 (benign, harmful, not overfitting, the benign/harmful edge from both sides, or the nearest
@@ -51,6 +51,13 @@ from verify.checks.properties import (
     learned_weaker_class,
     weaker_class,
 )
+from verify.checks.sampler import (
+    ASSUMPTION_KEYS,
+    PAPER_SHAPE,
+    TARGETS,
+    WIDE_RANGES,
+    paper_neighbour,
+)
 from verify.checks.space import (
     assumption_status,
     benign_edge,
@@ -59,17 +66,10 @@ from verify.checks.space import (
     predicted_accuracy,
     stage1_threshold,
 )
-from verify.checks.strategies import (
-    ASSUMPTION_KEYS,
-    PAPER_SHAPE,
-    TARGETS,
-    WIDE_RANGES,
-    paper_neighbour,
-    single_violation,
-    valid_configs,
-)
 from verify.measures.regimes import REGIMES
 from verify.sim.config import PRESETS, RunConfig, preset
+
+from strategies import single_violation, valid_configs
 
 #: Few examples, each a cheap run (d-free engines, N = nT <= 160 tokens).
 QUICK = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,6 +9,7 @@ when it runs.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
@@ -22,9 +23,27 @@ DESCRIPTION = (
 )
 
 
+class VersionAction(argparse.Action):
+    """``--version``: print the package version and the git commit, then exit 0 (read only
+    when asked, so that building the parser stays cheap)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from verify.output.provenance import PACKAGE, git_commit, package_version
+
+        source = git_commit()
+        commit = source["commit"] or "no git checkout"
+        dirty = " with uncommitted changes" if source["dirty"] else ""
+        print(f"{PACKAGE} {package_version()} (commit {commit}{dirty})")
+        parser.exit()
+
+
 def build_parser(argv: Sequence[str] = ()) -> Parser:
     """The parser (``argv`` only decides the defaults ``run --preset X --help`` shows)."""
     parser = Parser(prog="python -m verify", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser.add_argument("--version", action=VersionAction, help="package version and git commit")
     commands = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )
