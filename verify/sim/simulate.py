@@ -375,15 +375,9 @@ def simulate(
         engine = make_engine(config, data, W0) if engine is None else engine
         recorder = Recorder(result, engine, on_record, on_warning)
         if progress:
-            from tqdm.auto import tqdm
+            from verify.runtime.progress import progress as progress_stage
 
-            bar = tqdm(
-                total=config.training.steps,
-                unit="step",
-                unit_scale=True,
-                desc=config.solver.engine,
-                dynamic_ncols=True,
-            )
+            bar = progress_stage(config.training.steps, config.solver.engine, "step", scale=True)
         for step in logging_steps(config):
             engine.advance_to(step)
             recorder.capture()
