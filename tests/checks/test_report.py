@@ -47,3 +47,30 @@ def test_markdown_rows_say_what_they_test(hand_results):
     regime = next(line for line in text.splitlines() if line.startswith("| regime is benign"))
     assert "threshold: most seeds (> 1/2)" in regime and "one-sided" in regime
     assert text.count(summary_line(hand_results)) == 1
+
+
+def test_fields_of_other_kinds_are_shown_when_present(hand_results):
+    """A measurement may carry where its tolerance comes from and the check's power."""
+    import dataclasses
+
+    from verify.checks.report_html import check_figure
+
+    plain = hand_results[0]
+    assert "power" not in check_figure(plain)
+
+    @dataclasses.dataclass(frozen=True)
+    class Richer(type(plain.measurement)):  # type: ignore[misc]
+        tolerance_source: str = "derived"
+        power: float = 0.91
+
+    fields = dataclasses.asdict(plain.measurement)
+    richer = dataclasses.replace(plain, measurement=Richer(**fields))
+    assert "tolerance from: derived; power: 0.91" in check_figure(richer)
+
+
+def test_tick_labels_tell_neighbours_apart():
+    from verify.checks.report_svg import tick_labels, ticks
+
+    labels = tick_labels(ticks(2.379, 2.397, log=False), log=False)
+    assert len(set(labels)) == len(labels) and labels[0] == "2.380"
+    assert tick_labels([2.0, 3.0, 4.0], log=True) == ["1e2", "1e3", "1e4"]

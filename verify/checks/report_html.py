@@ -74,6 +74,22 @@ def ledger_section(ledger: Mapping[str, Any]) -> str:
     )
 
 
+#: Fields a measurement or a result may carry, shown when present: (attribute, label).
+OPTIONAL = (("tolerance_source", "tolerance from"), ("power", "power"))
+
+
+def optional_fields(result: CheckResult) -> str:
+    """The optional fields present on the measurement or the result, as ``; label: value``."""
+    found = []
+    for attribute, label in OPTIONAL:
+        value = getattr(result.measurement, attribute, None)
+        value = getattr(result, attribute, None) if value is None else value
+        if value not in (None, ""):
+            shown = number(value) if isinstance(value, float) else value
+            found.append(f"; {e(label)}: {e(shown)}")
+    return "".join(found)
+
+
 def check_figure(result: CheckResult) -> str:
     """One check: its drawing and what it compares."""
     m = result.measurement
@@ -81,7 +97,7 @@ def check_figure(result: CheckResult) -> str:
         f"<strong>{e(result.name)}</strong> <code>{e(result.check.id)}</code> &mdash; "
         f"{e(result.check.paper)}; {e(result.check.horizon)}<br>"
         f"predicted: {e(predicted_cell(m))}; measured: {e(measured_cell(m))}; "
-        f"tolerance: {e(tolerance_cell(m))}; {e(m.samples)}; "
+        f"tolerance: {e(tolerance_cell(m))}{optional_fields(result)}; {e(m.samples)}; "
         f"<strong>{e(result.verdict.value)}</strong><br><small>{e(m.estimator)}</small>"
     )
     return (

@@ -24,8 +24,14 @@ COLOURS = {
 }
 
 
-def fmt(value: float) -> str:
-    return f"{value:.3g}"
+def tick_labels(positions: Sequence[float], log: bool) -> list[str]:
+    """Tick labels that tell neighbours apart: powers of ten on a log axis; on a linear one
+    as many decimals as the spacing needs."""
+    if log:
+        return [f"{10**p:.0e}".replace("e+0", "e").replace("e-0", "e-") for p in positions]
+    step = positions[1] - positions[0] if len(positions) > 1 else abs(positions[0]) or 1.0
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    return [f"{p:.{decimals}f}" for p in positions]
 
 
 def span(values: Sequence[float], log: bool) -> tuple[float, float]:
@@ -47,7 +53,7 @@ def ticks(low: float, high: float, log: bool) -> list[float]:
     magnitude = 10.0 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
     step: float = min((m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw), default=raw)
     start = math.ceil(low / step) * step
-    return [start + k * step for k in range(int((high - start) / step) + 1)]
+    return [start + k * step for k in range(int((high - start) / step + 1e-9) + 1)]
 
 
 def interval_svg(result: CheckResult) -> str:
@@ -95,13 +101,13 @@ def interval_svg(result: CheckResult) -> str:
 def axis_parts(axis: tuple[float, float], log: bool, place: Callable[[float], float]) -> list[str]:
     """The axis line and its labelled ticks (``place``: value to pixel)."""
     parts = [f'<line x1="{LEFT}" y1="{AXIS_Y}" x2="{WIDTH - RIGHT}" y2="{AXIS_Y}" stroke="#888"/>']
-    for tick in ticks(*axis, log):
-        value = 10**tick if log else tick
-        px = place(value)
+    positions = ticks(*axis, log)
+    for tick, label in zip(positions, tick_labels(positions, log), strict=True):
+        px = place(10**tick if log else tick)
         parts.append(
             f'<line x1="{px:.1f}" y1="{AXIS_Y}" x2="{px:.1f}" y2="{AXIS_Y + 4}" stroke="#888"/>'
             f'<text x="{px:.1f}" y="{AXIS_Y + 15}" font-size="10" text-anchor="middle">'
-            f"{fmt(value)}</text>"
+            f"{label}</text>"
         )
     return parts
 
@@ -126,4 +132,4 @@ def prediction_parts(
     ]
 
 
-__all__ = ["interval_svg", "ticks", "span"]
+__all__ = ["interval_svg", "ticks", "tick_labels", "span"]

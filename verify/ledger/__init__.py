@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from verify.ledger.render import markdown
 from verify.output.files import atomic_write_json, atomic_write_text
 
 LEDGER_FILES = ("ledger.json", "ledger.md")
@@ -23,8 +24,6 @@ LEDGER_FILES = ("ledger.json", "ledger.md")
 
 def write_ledger(ledger: dict[str, Any], out_dir: str | Path) -> None:
     """``ledger.json`` and ``ledger.md`` into ``out_dir`` (atomically)."""
-    from verify.ledger.render import markdown
-
     out = Path(out_dir)
     atomic_write_json(out / "ledger.json", ledger)
     atomic_write_text(out / "ledger.md", markdown(ledger))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verify.ledger import paper, rebuttal
 from verify.ledger.evidence import ROOT, file_entry, reading_files, record_entry
 from verify.ledger.model import Claim, Reading
 from verify.ledger.vocabulary import BASES, BY_KEY, STATUSES, combine
@@ -166,8 +167,6 @@ def assess(claim: Claim, verdicts: Verdicts, root: Path = ROOT) -> dict[str, Any
 
 def all_claims() -> tuple[Claim, ...]:
     """The paper's claims, then the rebuttal's."""
-    from verify.ledger import paper, rebuttal
-
     return paper.CLAIMS + rebuttal.CLAIMS
 
 

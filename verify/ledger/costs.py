@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from verify.sim.config import RunConfig
+from verify.sim.engines.registry import engine_traits
 from verify.sim.engines.traits import FLOAT64_RATE, Operations
 from verify.sim.resources import duration
 
@@ -68,9 +70,6 @@ def plan_seconds(points: Iterable[Mapping[str, Any]]) -> tuple[float, int]:
     """The runs of an evidence plan's points (``verify.checks.evidence.EvidencePlan``):
     their predicted seconds on one core at the engines' stated rates, and their number
     (boundary scans not counted)."""
-    from verify.sim.config import RunConfig
-    from verify.sim.engines.registry import engine_traits
-
     seconds, runs = 0.0, 0
     for point in points:
         for kind in ("gd", "flow", "event"):
