@@ -226,3 +226,15 @@ def test_the_ledger_is_plain_json(ledger):
     text = json.dumps(ledger, allow_nan=False)
     assert json.loads(text) == ledger
     assert {c["status"] for c in ledger["claims"]} <= {s.key for s in STATUSES}
+
+
+def test_recorded_commands_read_as_typed():
+    from verify.ledger.evidence import recorded_command
+
+    assert recorded_command("/x/y/verify/__main__.py max-margin --out d") == (
+        "python -m verify max-margin --out d"
+    )
+    assert recorded_command("results/boundaries/run_sweeps.py --only a") == (
+        "python results/boundaries/run_sweeps.py --only a"
+    )
+    assert recorded_command(None) is None

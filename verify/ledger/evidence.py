@@ -52,6 +52,18 @@ def file_entry(root: Path, path: Path) -> dict[str, Any]:
     }
 
 
+def recorded_command(command: str | None) -> str | None:
+    """A recorded command line as a reader would type it: the interpreter's path to the
+    package's ``__main__.py`` (``/some/checkout/verify/__main__.py max-margin ...``) as
+    ``python -m verify max-margin ...``; the arguments as recorded."""
+    if command is None:
+        return None
+    head, _, rest = command.partition(" ")
+    if head.endswith("verify/__main__.py"):
+        return f"python -m verify {rest}".rstrip()
+    return f"python {command}" if head.endswith(".py") else command
+
+
 def record_entry(root: Path, reading: Reading) -> dict[str, Any]:
     """The record beside a reading's files: its file entry, and the commit and command
     its provenance names (the code that wrote the results)."""
@@ -61,7 +73,7 @@ def record_entry(root: Path, reading: Reading) -> dict[str, Any]:
         **file_entry(root, path),
         "commit": provenance.get("commit"),
         "package_version": provenance.get("package_version"),
-        "command": provenance.get("command"),
+        "command": recorded_command(provenance.get("command")),
     }
 
 
@@ -161,6 +173,7 @@ __all__ = [
     "check_ids",
     "sha256",
     "file_entry",
+    "recorded_command",
     "record_entry",
     "reading_files",
     "names_a_test",

@@ -53,7 +53,11 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("claims[].results[].record.bytes", "its size in bytes"),
     ("claims[].results[].record.commit", "the git commit of the code that wrote the results"),
     ("claims[].results[].record.package_version", "that code's package version"),
-    ("claims[].results[].record.command", "the command line recorded with the results"),
+    (
+        "claims[].results[].record.command",
+        "the command line recorded with the results (a path to `verify/__main__.py` "
+        "written `python -m verify`)",
+    ),
     ("claims[].results[].files[]", "the files the finding is read from"),
     ("claims[].results[].files[].path", "a file's path from the repository root"),
     ("claims[].results[].files[].sha256", "its SHA-256"),
