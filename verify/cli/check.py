@@ -28,6 +28,7 @@ def command_check(args: argparse.Namespace) -> int:
     from verify.output.files import prepare_output_dir
 
     prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
+    from verify.checks.report import console_table, summary_line
     from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
     from verify.runtime.interrupts import exit_status, sigterm_as_interrupt
     from verify.runtime.progress import Stages
@@ -56,25 +57,13 @@ def command_check(args: argparse.Namespace) -> int:
     finally:
         stages.close()
     wall = time.perf_counter() - started
-    print(console_table_of(results))
+    print(console_table(results))
     write_all(results, args, wall)
     unexpected = any(r.verdict.unexpected for r in results)
     if args.mutations:
         unexpected |= not report_mutations(checks, evidence, args.out)
-    print(summary_of(results))
+    print(summary_line(results))
     return 1 if unexpected else 0
-
-
-def console_table_of(results: Any) -> str:
-    from verify.checks.report import console_table
-
-    return console_table(results)
-
-
-def summary_of(results: Any) -> str:
-    from verify.checks.report import summary_line
-
-    return summary_line(results)
 
 
 def write_all(results: Any, args: argparse.Namespace, wall: float) -> None:
@@ -83,6 +72,7 @@ def write_all(results: Any, args: argparse.Namespace, wall: float) -> None:
     from verify.ledger import write_ledger
     from verify.ledger.build import build_ledger, run_verdicts
     from verify.ledger.evidence import ROOT
+    from verify.ledger.render import counts_line
     from verify.output.provenance import provenance
 
     mode = "quick" if args.quick else "full"
@@ -101,6 +91,7 @@ def write_all(results: Any, args: argparse.Namespace, wall: float) -> None:
         f"report written to {args.out}/report.html, report.md, report.json, ledger.md and "
         f"ledger.json ({wall:.1f} s)"
     )
+    print(f"ledger: {counts_line(ledger)}")
 
 
 def predicted_seconds(points: list[dict[str, Any]], workers: int | None) -> float | None:
@@ -128,11 +119,14 @@ def report_mutations(checks: Any, evidence: Any, out: str) -> bool:
 def register(commands: Any) -> None:
     check = commands.add_parser(
         "check",
-        help="every registered prediction against its simulation; report.md/json",
+        help="every registered prediction against its simulation; report.md/json/html and "
+        "the claim ledger",
         formatter_class=HelpFormatter,
         description="Run every registered check (predictions of the theory against "
         "simulations, each with its expectation and an a priori tolerance), "
-        "print the table in three groups and write report.md and report.json. "
+        "print the table in three groups and write report.md, report.json and report.html "
+        "(the claim ledger on top) and the ledger with its statuses from this run "
+        "(ledger.json, ledger.md). "
         "Exit status 0 exactly when nothing is unexpected.",
     )
     check.add_argument(
