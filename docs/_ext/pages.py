@@ -3,24 +3,18 @@
 
 * ``theory.md``: every derivation record of :mod:`theory.derivations`, in reading order,
   its statement as ``python -m theory --latex`` prints it, with its source status, its kind
-  of proof and its links (numeric twin, simulated quantity, test);
-* ``ledger.md``: the claim ledger, from :func:`ledger_markdown`.
+  of proof and its links (numeric twin, simulated quantity, test).
+
+The claim ledger page (``docs/ledger.md``) is committed: ``python -m verify ledger
+--docs-page docs/ledger.md`` writes it, and a test keeps it equal to the ledger.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "docs" / "_generated"
-
-#: What the ledger page says while no ledger module renders one.
-LEDGER_PENDING = (
-    "The claim ledger (each claim of the paper, its status, the checks and experiments "
-    "that decide it, and the evidence files with their SHA-256) is not part of this "
-    "build yet."
-)
 
 
 def api_link(dotted: str) -> str:
@@ -65,17 +59,6 @@ def theory_page() -> str:
     return f"{len(records)} records by kind of proof: {summary}.\n\n{sections}"
 
 
-def ledger_markdown() -> str | None:
-    """The claim ledger as Markdown, from ``verify.ledger`` when it provides
-    ``ledger_markdown()``; None otherwise."""
-    try:
-        module = importlib.import_module("verify.ledger")
-    except ModuleNotFoundError:
-        return None
-    render = getattr(module, "ledger_markdown", None)
-    return render() if callable(render) else None
-
-
 def write_if_changed(path: Path, text: str) -> None:
     """Write ``text`` unless the file already holds it (Sphinx then keeps its cache)."""
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
@@ -85,7 +68,6 @@ def write_if_changed(path: Path, text: str) -> None:
 def generate(app) -> None:
     GENERATED.mkdir(parents=True, exist_ok=True)
     write_if_changed(GENERATED / "theory.md", theory_page())
-    write_if_changed(GENERATED / "ledger.md", (ledger_markdown() or LEDGER_PENDING) + "\n")
 
 
 def setup(app) -> dict[str, object]:

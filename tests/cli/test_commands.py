@@ -15,14 +15,16 @@ def test_assumptions_command_prints_margins(capsys):
     )
 
 
-def test_quick_check_writes_report(tmp_path, monkeypatch, quick_evidence):
+def test_quick_check_writes_report(tmp_path, monkeypatch, quick_evidence, capsys):
     """The command on the quick plan (its evidence collected once per session): three
-    verdict groups in report.json, exit 0 exactly when nothing is unexpected."""
+    verdict groups in report.json, exit 0 exactly when nothing is unexpected; report.html
+    and the ledger beside it, the ledger's statuses from this run; the summary printed
+    once; no carriage return in the progress written to a log."""
     from verify.checks import suite
     from verify.checks.registry import Verdict
 
     monkeypatch.setattr(suite, "collect", lambda plan, *args: quick_evidence)
-    code = main(["check", "--quick", "--out", str(tmp_path), "--no-progress"])
+    code = main(["check", "--quick", "--out", str(tmp_path)])
     report = json.loads((tmp_path / "report.json").read_text())
     verdicts = [c["verdict"] for c in report["checks"]]
     assert len(verdicts) >= 10
@@ -31,3 +33,12 @@ def test_quick_check_writes_report(tmp_path, monkeypatch, quick_evidence):
     assert report["unexpected"] == unexpected
     assert code == (1 if unexpected else 0)
     assert "| check |" in (tmp_path / "report.md").read_text()
+    ledger = json.loads((tmp_path / "ledger.json").read_text())
+    assert ledger["verdicts_from"].startswith("this run")
+    remark = next(c for c in ledger["claims"] if c["id"] == "remark-4.3")
+    assert remark["checks"][0]["verdict"] == next(
+        c["verdict"] for c in report["checks"] if c["id"] == "benign.delayed-generalisation"
+    )
+    assert '<table id="ledger-table">' in (tmp_path / "report.html").read_text()
+    printed = capsys.readouterr()
+    assert printed.out.count(report["summary"]) == 1 and "\r" not in printed.err

@@ -1,14 +1,13 @@
 """The documentation's generated pages (``docs/_ext``), without building the site (CI
 builds it with warnings as errors): the theory page has one section per derivation record,
-its statement typeset and its links; the ledger page says so while no ledger renders; the
-notebooks page takes every notebook; the conf loads nothing from the network."""
+its statement typeset and its links; the notebooks page takes every notebook; the conf
+loads nothing from the network."""
 
 from __future__ import annotations
 
 import importlib.util
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import sympy as sp
 
@@ -36,21 +35,6 @@ def test_the_theory_page_has_every_record_with_its_statement_and_links():
         if item.test:
             assert f"`{item.test}`" in page
     assert page.startswith(f"{len(records)} records by kind of proof")
-
-
-def test_the_ledger_page_is_the_ledger_module_s_markdown_or_says_it_is_missing(monkeypatch):
-    pages = extension("pages")
-
-    def missing(name: str):
-        raise ModuleNotFoundError(name)
-
-    monkeypatch.setattr(pages.importlib, "import_module", missing)
-    assert pages.ledger_markdown() is None
-    rendering = SimpleNamespace(ledger_markdown=lambda: "| claim | status |")
-    monkeypatch.setattr(pages.importlib, "import_module", lambda name: rendering)
-    assert pages.ledger_markdown() == "| claim | status |"
-    monkeypatch.setattr(pages.importlib, "import_module", lambda name: SimpleNamespace())
-    assert pages.ledger_markdown() is None
 
 
 def test_the_docs_list_their_pages_and_every_notebook():

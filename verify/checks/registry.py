@@ -88,6 +88,9 @@ class Expected:
 
 AGREE = Expected()
 
+#: The possible range of an accuracy or a share (a report clips intervals to it).
+PROBABILITY = (0.0, 1.0)
+
 
 @dataclass(frozen=True)
 class Measurement:
@@ -96,7 +99,12 @@ class Measurement:
     ``within`` is :math:`|\text{measured} - \text{predicted}| \le \text{tolerance}` unless a
     check decides it otherwise (e.g. a one-sided bound); ``interval`` is the estimate's 95%
     confidence interval; ``samples`` what it rests on (seeds, samples, points);
-    ``tolerance = model_error + half-width of the interval``, fixed before the run."""
+    ``tolerance = model_error + half-width of the interval``, fixed before the run.
+
+    A one-sided check (``at_least``: within when the interval lies above the prediction)
+    says what its prediction is in ``bound`` (e.g. ``"threshold: most seeds (> 1/2)"``);
+    ``support`` is the range the estimate can take (``(0, 1)`` for an accuracy or a
+    share), to which a report clips the interval it shows."""
 
     predicted: float
     measured: float
@@ -109,6 +117,8 @@ class Measurement:
     detail: str = ""
     unit: str = ""
     at_least: bool = False  # one-sided: within when the interval lies above the prediction
+    bound: str = ""  # a one-sided check's prediction in words
+    support: tuple[float, float] | None = None  # the estimate's possible range
 
 
 def compare(
@@ -120,11 +130,13 @@ def compare(
     estimator: str,
     detail: str = "",
     unit: str = "",
+    support: tuple[float, float] | None = None,
 ) -> Measurement:
     """A two-sided comparison with tolerance ``model_error`` + the interval's half-width:
     within when the interval, widened by ``model_error`` on each side, holds the prediction
     (for a symmetric interval: ``|measured - predicted| <= tolerance``; an asymmetric one,
-    such as a ratio's or a median's, is used as it is)."""
+    such as a ratio's or a median's, is used as it is). ``support``: the estimate's
+    possible range (see :class:`Measurement`)."""
     half = 0.5 * (interval[1] - interval[0])
     tolerance = model_error + half
     return Measurement(
@@ -138,6 +150,7 @@ def compare(
         within=interval[0] - model_error <= predicted <= interval[1] + model_error,
         detail=detail,
         unit=unit,
+        support=support,
     )
 
 
@@ -229,6 +242,8 @@ class CheckResult:
         }
         out.update(asdict(self.measurement))
         out["interval"] = list(self.measurement.interval)
+        if self.measurement.support is not None:
+            out["support"] = list(self.measurement.support)
         return out
 
 
@@ -237,6 +252,7 @@ __all__ = [
     "PaperResult",
     "Expected",
     "AGREE",
+    "PROBABILITY",
     "Measurement",
     "compare",
     "Check",

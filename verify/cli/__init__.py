@@ -1,7 +1,8 @@
 """Command line: ``python -m verify <command>``; ``--help`` on any command lists its flags.
 
 One module per command group (:mod:`~verify.cli.run`, :mod:`~verify.cli.predict`,
-:mod:`~verify.cli.check`, :mod:`~verify.cli.experiments`, :mod:`~verify.cli.realworld`);
+:mod:`~verify.cli.check`, :mod:`~verify.cli.ledger`, :mod:`~verify.cli.experiments`,
+:mod:`~verify.cli.realworld`);
 :mod:`~verify.cli.common` holds the shared flags and the one error path. Building the
 parser imports no NumPy, SciPy, SymPy or matplotlib: each command imports what it uses
 when it runs.
@@ -13,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from verify.cli import check, experiments, predict, realworld, run
+from verify.cli import check, experiments, ledger, predict, realworld, run
 from verify.cli.common import HelpFormatter, Parser, run_command
 
 DESCRIPTION = (
@@ -50,6 +51,7 @@ def build_parser(argv: Sequence[str] = ()) -> Parser:
     run.register(commands, argv)
     predict.register(commands, argv)
     check.register(commands)
+    ledger.register(commands)
     experiments.register(commands)
     realworld.register(commands)
     return parser
@@ -65,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.code or 0)
     if isinstance(args, int):  # a flag's value was refused
         return args
+    args.parser = parser  # for a command that checks other command lines (ledger --check)
     return run_command(args.handler, args)
 
 

@@ -14,58 +14,93 @@ from typing import Any
 from verify.cli.common import HelpFormatter, add_executor_flags, add_output_flags
 from verify.cli.experiments import executor_settings
 
-REPORT_FILES = ("report.md", "report.json", "mutations.json")
+REPORT_FILES = (
+    "report.md",
+    "report.json",
+    "report.html",
+    "ledger.json",
+    "ledger.md",
+    "mutations.json",
+)
 
 
 def command_check(args: argparse.Namespace) -> int:
     from verify.output.files import prepare_output_dir
 
     prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
-    from verify.checks.report import console_table, summary_line, write_report
+    from verify.checks.report import console_table, summary_line
     from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
     from verify.runtime.interrupts import exit_status, sigterm_as_interrupt
+    from verify.runtime.progress import Stages
 
     executor = executor_settings(args)
     executor.check_reachable()
-    bar: Any = None
-    if not args.no_progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc="runs", unit="run", dynamic_ncols=True, file=sys.stderr)
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if bar is None:
-            return
-        if bar.desc != stage:
-            bar.set_description(stage)
-            bar.reset(total=total)
-        bar.total = total
-        bar.update(done - bar.n)
-
+    plan = QUICK if args.quick else FULL
+    points = plan.points()
+    print(
+        f"check: {'quick' if args.quick else 'full'} plan, {len(points)} groups of runs on "
+        f"{executor.workers or 1} worker(s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    stages = Stages({"runs": "group", "checks": "check"}, enabled=not args.no_progress)
     started = time.perf_counter()
     try:
         with sigterm_as_interrupt(), executor.make() as pool:
-            plan = QUICK if args.quick else FULL
             checks = checks_for(plan)
-            evidence = collect(plan, pool, progress)
-            results = judge(checks, evidence, progress)
+            stages.start("runs", len(points), predicted_seconds(points, executor.workers))
+            evidence = collect(plan, pool, stages)
+            results = judge(checks, evidence, stages)
     except KeyboardInterrupt as interrupt:
         print("\ninterrupted: no report written", file=sys.stderr)
         return exit_status(interrupt)
     finally:
-        if bar is not None:
-            bar.close()
+        stages.close()
     wall = time.perf_counter() - started
     print(console_table(results))
-    write_report(
-        results, args.out, {"mode": "quick" if args.quick else "full", "wall_seconds": wall}
-    )
-    print(f"report written to {args.out}/report.md and report.json ({wall:.1f} s)")
+    write_all(results, args, wall)
     unexpected = any(r.verdict.unexpected for r in results)
     if args.mutations:
         unexpected |= not report_mutations(checks, evidence, args.out)
     print(summary_line(results))
     return 1 if unexpected else 0
+
+
+def write_all(results: Any, args: argparse.Namespace, wall: float) -> None:
+    """report.md/json/html and ledger.json/md, the ledger's statuses from this run."""
+    from verify.checks.report import write_report
+    from verify.ledger import write_ledger
+    from verify.ledger.build import build_ledger, run_verdicts
+    from verify.ledger.evidence import ROOT
+    from verify.ledger.render import counts_line
+    from verify.output.provenance import provenance
+
+    mode = "quick" if args.quick else "full"
+    source = f"this run of `verify check` ({mode})"
+    ledger = build_ledger(run_verdicts(results, source), provenance=provenance())
+    figures = [
+        (f"{result['experiment']}: {entry['path']}", (ROOT / entry["path"]).read_bytes())
+        for claim in ledger["claims"]
+        for result in claim["results"]
+        for entry in result.get("files", [])
+        if entry["path"].endswith(".png")
+    ]
+    write_report(results, args.out, {"mode": mode, "wall_seconds": wall}, ledger, figures)
+    write_ledger(ledger, args.out)
+    print(
+        f"report written to {args.out}/report.html, report.md, report.json, ledger.md and "
+        f"ledger.json ({wall:.1f} s)"
+    )
+    print(f"ledger: {counts_line(ledger)}")
+
+
+def predicted_seconds(points: list[dict[str, Any]], workers: int | None) -> float | None:
+    """The runs' predicted wall time at the engines' stated rates, spread over the
+    workers (boundary scans not counted); None when nothing is predicted."""
+    from verify.ledger.costs import plan_seconds
+
+    seconds, _ = plan_seconds(points)
+    return seconds / max(workers or 1, 1) if seconds > 0 else None
 
 
 def report_mutations(checks: Any, evidence: Any, out: str) -> bool:
@@ -84,11 +119,14 @@ def report_mutations(checks: Any, evidence: Any, out: str) -> bool:
 def register(commands: Any) -> None:
     check = commands.add_parser(
         "check",
-        help="every registered prediction against its simulation; report.md/json",
+        help="every registered prediction against its simulation; report.md/json/html and "
+        "the claim ledger",
         formatter_class=HelpFormatter,
         description="Run every registered check (predictions of the theory against "
         "simulations, each with its expectation and an a priori tolerance), "
-        "print the table in three groups and write report.md and report.json. "
+        "print the table in three groups and write report.md, report.json and report.html "
+        "(the claim ledger on top) and the ledger with its statuses from this run "
+        "(ledger.json, ledger.md). "
         "Exit status 0 exactly when nothing is unexpected.",
     )
     check.add_argument(

@@ -21,6 +21,7 @@ import numpy as np
 
 from theory.foundation.stability import max_stable_step
 from verify.runtime.interrupts import exit_status, reason
+from verify.runtime.progress import progress as progress_stage
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines import draw_data, engine_traits, make_engine
@@ -375,15 +376,7 @@ def simulate(
         engine = make_engine(config, data, W0) if engine is None else engine
         recorder = Recorder(result, engine, on_record, on_warning)
         if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(
-                total=config.training.steps,
-                unit="step",
-                unit_scale=True,
-                desc=config.solver.engine,
-                dynamic_ncols=True,
-            )
+            bar = progress_stage(config.training.steps, config.solver.engine, "step", scale=True)
         for step in logging_steps(config):
             engine.advance_to(step)
             recorder.capture()

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from verify.checks.evidence import Evidence, Run
-from verify.checks.registry import Measurement, compare
+from verify.checks.registry import PROBABILITY, Measurement, compare
 from verify.measures.intervals import mean_interval, proportion_interval, t_quantile
 
 #: The token groups a training sample can select, and ``tie`` (no single argmax).
@@ -35,6 +35,7 @@ def draw_check(paper_value: float, values: np.ndarray, samples: str, what: str) 
         tolerance=half,
         estimator=f"{what}: seed mean; interval: 95% prediction interval of one run",
         within=abs(paper_value - mean) <= half,
+        support=PROBABILITY,
     )
 
 
@@ -65,6 +66,7 @@ def selection_measurement(
         "share of samples whose argmax token is in the group (Wilson interval)",
         f"selected groups {selection_counts(chosen)}; model error 0: the stage-1 selection "
         "model states no error of its own",
+        support=PROBABILITY,
     )
 
 

@@ -22,7 +22,7 @@ from verify.checks.catalogue.paper_horizon import (
     stage2_accuracy,
 )
 from verify.checks.evidence import Evidence, Need, Run, stack
-from verify.checks.registry import Measurement, PaperResult, compare
+from verify.checks.registry import PROBABILITY, Measurement, PaperResult, compare
 from verify.measures.intervals import mean_interval, ratio_interval
 
 #: theory.stage1.predictions.soft_test_accuracy is a Monte Carlo of 20,000 draws: standard error
@@ -111,6 +111,7 @@ def measure_argmax_limit(
         0.0,
         f"population test accuracy at {runs[0].steps[-1]:.0e} steps (seed mean)",
         f"argmax limit of the stage-1 test z = {target.z:.3g}; at 1000 steps {at_paper:.3f}",
+        support=PROBABILITY,
     )
 
 
@@ -219,6 +220,7 @@ def measure_delay(target: Delay, ev: Evidence, claim: float | None = None) -> Me
         "(argmax limit); one-sided: agrees when the interval lies above "
         "the factor; the step is the first logged point (log-spaced)",
         at_least=True,
+        bound=f"bound: at least {least:.4g}x after fitting",
     )
 
 

@@ -12,7 +12,7 @@ from theory.stage2.predictions import SelectionMetrics, late_test_metrics
 from verify.checks.catalogue.declare import GD_RUNS, PAPER, CheckKind, Context
 from verify.checks.catalogue.estimators import draw_check, final_rows, selection_measurement
 from verify.checks.evidence import Evidence, stack
-from verify.checks.registry import Measurement, PaperResult, compare
+from verify.checks.registry import PROBABILITY, Measurement, PaperResult, compare
 from verify.measures.intervals import mean_interval, proportion_interval
 from verify.measures.regimes import regimes_of
 
@@ -104,6 +104,10 @@ def measure_regime(target: Regime, ev: Evidence, claim: float | None = None) -> 
         detail=f"regimes {dict(Counter(regimes))}; one-sided: agrees when the "
         "interval lies above 1/2 (most seeds)",
         at_least=True,
+        bound="threshold: most seeds (> 1/2)"
+        if claim is None
+        else f"threshold: share of seeds > {least:.4g}",
+        support=PROBABILITY,
     )
 
 
@@ -141,6 +145,7 @@ def measure_late_accuracy(
         f"population test accuracy at {target.steps:.0e} steps (seed mean)",
         f"stage-2 flow: signal logit {metrics.beta:.3f}, |q| {metrics.query_norm:.3f}, "
         f"z {metrics.z:.3f}; argmax limit at this z {metrics.argmax_accuracy:.3f}",
+        support=PROBABILITY,
     )
 
 
