@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from verify.cli import check, experiments, predict, realworld, run
+from verify.cli import check, encoder, experiments, predict, realworld, run
 from verify.cli.common import HelpFormatter, Parser, run_command
 
 DESCRIPTION = (
@@ -33,6 +33,7 @@ def build_parser(argv: Sequence[str] = ()) -> Parser:
     check.register(commands)
     experiments.register(commands)
     realworld.register(commands)
+    encoder.register(commands)
     return parser
 
 
