@@ -10,6 +10,7 @@ from typing import Any
 from theory.data_model import DataModel
 from verify.cli.common import (
     HelpFormatter,
+    add_executor_flags,
     add_output_flags,
     add_parameter,
     add_progress_flag,
@@ -109,6 +110,24 @@ def print_summary(summary: dict[str, Any]) -> None:
         print(f"{key:<{width}}  {value}")
 
 
+def command_encoder_grid(args: argparse.Namespace) -> int:
+    from verify.cli.common import settings_from_args
+    from verify.cli.experiments import executor_settings, run_experiment_command
+    from verify.encoder.config import EncoderConfig, EncoderSettings, check_memory
+    from verify.encoder.experiment import encoder_grid
+    from verify.encoder.grid import GridSettings
+    from verify.sim.resources import available_memory
+
+    settings = settings_from_args(args, GridSettings())
+    largest = max(d for d, _ in settings.settings())
+    workers = max(executor_settings(args).workers, 1)
+    check_memory(
+        EncoderConfig(RunConfig.build(d=largest), EncoderSettings(mlp_dim=settings.mlp_dim)),
+        available_memory() // workers,
+    )
+    return run_experiment_command(args, encoder_grid(settings))
+
+
 def register(commands: Any) -> None:
     encoder = commands.add_parser(
         "encoder",
@@ -133,5 +152,29 @@ def register(commands: Any) -> None:
     add_progress_flag(encoder)
     encoder.set_defaults(handler=command_encoder)
 
+    from verify.encoder.grid import GridSettings
 
-__all__ = ["register", "command_encoder", "add_data_flags", "add_encoder_flags", "encoder_settings"]
+    grid = commands.add_parser(
+        "encoder-grid",
+        help="the encoder's regimes on a (d, ||mu||) grid against the bare model's",
+        formatter_class=HelpFormatter,
+        description="Train the encoder and the bare one-layer attention model (reduced "
+        "engine) at every (d, ||mu||) of a grid (or the paper's three settings) and seed, "
+        "classify both by the same mechanism rule, and write tables/encoder_grid.csv, "
+        "tables/encoder_trajectories.csv, figures/regimes.png, figures/trajectories.png "
+        "and encoder_grid.json. Resumable: finished runs live in OUT/runs.",
+    )
+    add_settings_flags(grid, GridSettings(), "grid")
+    add_output_flags(grid, overwrite=False, what="grid's runs, tables and figures")
+    add_executor_flags(grid)
+    grid.set_defaults(handler=command_encoder_grid)
+
+
+__all__ = [
+    "register",
+    "command_encoder",
+    "add_data_flags",
+    "add_encoder_flags",
+    "encoder_settings",
+    "command_encoder_grid",
+]

@@ -20,6 +20,8 @@ from verify.sim.config import RunConfig
 MODELS = ("fast", "full")
 #: Linear log points a run records when ``log_every`` is 0.
 DEFAULT_LOG_POINTS = 50
+#: Test-set evaluations a run makes when ``test_every`` is 0.
+DEFAULT_TEST_POINTS = 10
 FLOAT = 8
 
 
@@ -43,11 +45,12 @@ class EncoderSettings(Validated):
     log_every: int = parameter(
         0, Integer(0), f"steps between log points (0: about {DEFAULT_LOG_POINTS} points)"
     )
-    test_log: str = parameter(
-        "all",
-        Options(("all", "final")),
-        "log points at which the test set is evaluated (its pass costs about 50 training "
-        "steps at the paper's sizes); the [CLS] attention is recorded at every point",
+    test_every: int = parameter(
+        0,
+        Integer(0),
+        f"steps between test-set evaluations (0: about {DEFAULT_TEST_POINTS}; the last step "
+        "always; a test pass costs about three training steps per 100 test sequences); the "
+        "test sequences' [CLS] attention is recorded at every log point",
     )
     blas_threads: int = parameter(
         1,
@@ -69,10 +72,23 @@ class EncoderConfig:
             return self.settings.log_every
         return max(1, math.ceil(self.run.training.steps / DEFAULT_LOG_POINTS))
 
+    @property
+    def test_interval(self) -> int:
+        if self.settings.test_every:
+            return self.settings.test_every
+        return max(1, math.ceil(self.run.training.steps / DEFAULT_TEST_POINTS))
+
     def log_steps(self) -> list[int]:
-        """0, every ``log_interval`` steps, and the last step."""
+        """0, every ``log_interval`` steps, every test evaluation, and the last step."""
         steps = self.run.training.steps
-        return sorted({0, steps, *range(0, steps + 1, self.log_interval)})
+        points = {0, steps, *range(0, steps + 1, self.log_interval)}
+        return sorted(points | set(self.test_steps()))
+
+    def test_steps(self) -> list[int]:
+        """The steps at which the test set is evaluated: 0, every ``test_interval``
+        steps, and the last step."""
+        steps = self.run.training.steps
+        return sorted({0, steps, *range(0, steps + 1, self.test_interval)})
 
     def to_dict(self) -> dict[str, Any]:
         return {"run": self.run.to_dict(), "encoder": self.settings.to_dict()}

@@ -166,6 +166,21 @@ def cls_forward(params: EncoderParameters, tokens_hat: np.ndarray, residual: boo
     return ClsPass(attention, cls_head(params, attended, residual))
 
 
+def outputs_with_attention(
+    params: EncoderParameters, tokens_hat: np.ndarray, probabilities: np.ndarray, residual: bool
+) -> HeadPass:
+    r"""The encoder's [CLS] pass with the attention replaced by ``probabilities``
+    (m, T + 1; column 0 the [CLS] token): :math:`a = W_v \sum_s A_s h_s` for the given
+    :math:`A`, then the rest of the block as trained (a diagnostic: e.g. uniform
+    attention shows what the feed-forward block and the head fit without selection)."""
+    g1, b1 = params.ln1_weight, params.ln1_bias
+    cls_hat = normalise(params.cls)[0]
+    mixed_hat = np.matmul(probabilities[:, None, 1:], tokens_hat)[:, 0]
+    mixed_hat += probabilities[:, :1] * cls_hat
+    mixed = g1 * mixed_hat + b1 * probabilities.sum(axis=1, keepdims=True)
+    return cls_head(params, mixed @ params.value.T, residual)
+
+
 @dataclass
 class Gradients:
     """Gradients of the mean loss: ``dense`` for the small arrays (by parameter name) and
@@ -333,6 +348,7 @@ __all__ = [
     "cls_attention",
     "cls_head",
     "cls_forward",
+    "outputs_with_attention",
     "cls_backward",
     "head_backward",
     "attention_backward",

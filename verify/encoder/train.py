@@ -100,9 +100,9 @@ def encoder_parameters(config: EncoderConfig) -> EncoderParameters:
 
 def record(result: EncoderResult, model: Any, step: int, train: tuple) -> dict[str, float]:
     """Append the log point ``step`` (``train``: the training pass's outputs and
-    attention); the test set is evaluated unless ``test_log`` keeps it for the end."""
+    attention); the test set is evaluated at the configuration's test steps."""
     data, config = result.data, result.config
-    if config.settings.test_log == "all" or step == config.run.training.steps:
+    if step in config.test_steps():
         test = model.test_pass()
     else:
         test = (None, model.test_attention())
