@@ -15,7 +15,8 @@ observables, the run's files), :mod:`verify.checks` (predictions against simulat
 the report), :mod:`verify.experiments` (sweeps and the experiments built on them),
 :mod:`verify.output` (atomic files, tables, provenance), :mod:`verify.plots` (figures
 from tables), :mod:`verify.cli` (the command line), :mod:`verify.realworld` (pre-trained
-transformers; needs the ``realworld`` extra).
+transformers; needs the ``realworld`` extra), :mod:`verify.encoder` (the appendix's
+one-layer transformer encoder, every parameter trained).
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.experiments.boundaries": ("boundary_sweep",),
     "verify.experiments.longtime": ("long_time",),
     "verify.experiments.precision": ("precision_table", "breakdown_gap", "precision_report"),
+    "verify.encoder.config": ("EncoderConfig", "EncoderSettings"),
+    "verify.encoder.train": ("train_encoder", "EncoderResult"),
+    "verify.encoder.files": ("write_encoder_run",),
+    "verify.encoder.grid": ("GridSettings",),
+    "verify.encoder.experiment": ("encoder_grid",),
+    "verify.encoder.claims": ("ENCODER_CLAIMS", "claim_verdict"),
     "verify.cli": ("main",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
