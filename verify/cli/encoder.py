@@ -15,7 +15,10 @@ from verify.cli.common import (
     add_parameter,
     add_progress_flag,
     add_settings_flags,
+    settings_from_args,
 )
+from verify.encoder.config import EncoderSettings
+from verify.encoder.grid import GridSettings
 from verify.sim.config import PRESETS, RunConfig, parameter_specs
 
 #: Run-configuration fields an encoder run takes besides the data model's.
@@ -48,8 +51,6 @@ def add_data_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_encoder_flags(parser: argparse.ArgumentParser, grid: bool = False) -> None:
-    from verify.encoder.config import EncoderSettings
-
     skip = ("residual", "log_every") if grid else ("residual",)
     add_settings_flags(parser, EncoderSettings(), "encoder", skip=skip)
     if not grid:
@@ -65,9 +66,6 @@ def add_encoder_flags(parser: argparse.ArgumentParser, grid: bool = False) -> No
 
 def encoder_settings(args: argparse.Namespace) -> Any:
     """The encoder's settings from the flags (validated)."""
-    from verify.cli.common import settings_from_args
-    from verify.encoder.config import EncoderSettings
-
     return settings_from_args(args, EncoderSettings())
 
 
@@ -111,11 +109,9 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 
 def command_encoder_grid(args: argparse.Namespace) -> int:
-    from verify.cli.common import settings_from_args
     from verify.cli.experiments import executor_settings, run_experiment_command
-    from verify.encoder.config import EncoderConfig, EncoderSettings, check_memory
+    from verify.encoder.config import EncoderConfig, check_memory
     from verify.encoder.experiment import encoder_grid
-    from verify.encoder.grid import GridSettings
     from verify.sim.resources import available_memory
 
     settings = settings_from_args(args, GridSettings())
@@ -151,8 +147,6 @@ def register(commands: Any) -> None:
     add_output_flags(encoder, what="run's files")
     add_progress_flag(encoder)
     encoder.set_defaults(handler=command_encoder)
-
-    from verify.encoder.grid import GridSettings
 
     grid = commands.add_parser(
         "encoder-grid",

@@ -52,7 +52,7 @@ def setting_key(config: Mapping[str, Any]) -> tuple[int, float, int]:
 def bare_row(result: Mapping[str, Any]) -> dict[str, Any]:
     """The bare model's final measurements, classified by the encoder's rule (the test
     set's selection share)."""
-    row = {f"bare_{key}": _number(result.get(key)) for key in BARE_COLUMNS}
+    row: dict[str, Any] = {f"bare_{key}": _number(result.get(key)) for key in BARE_COLUMNS}
     row["bare_regime"] = classify_regime(
         row["bare_noisy_fitted"], row["bare_test_selects_relevant"]
     )
