@@ -159,3 +159,34 @@ def test_encoder_grid_writes_tables_and_figures_and_resumes(tmp_path, capsys):
     assert main(arguments) == 0
     again = json.loads((tmp_path / "g" / "encoder_grid.json").read_text())
     assert again["computed"] == 0 and again["reused"] == 12
+
+
+@pytest.mark.slow
+def test_sigterm_exits_143_and_keeps_the_finished_part(tmp_path):
+    """The real signal path, in a subprocess (slow: a fresh interpreter and a run)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "long"
+    arguments = ["--d", "16", "--n", "6", "--T", "4", "--mlp-dim", "8", "--steps", "1e7"]
+    arguments += ["--log-every", "200", "--test-size", "5", "--no-progress"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "verify", "encoder", "--out", str(out), *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and not (out / "history.partial.csv").exists():
+        time.sleep(0.1)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["message"] == "stopped by SIGTERM"
+    history = read_history(out / "history.csv")
+    assert len(history["step"]) >= 2 and history["step"][-1] == summary["steps"]
+    assert not (out / "history.partial.csv").exists()
