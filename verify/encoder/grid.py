@@ -54,12 +54,14 @@ class GridSettings(Validated):
     mlp_dim: int = parameter(2000, Integer(1, 10**6), "the encoder's feed-forward width")
 
     def settings(self) -> list[tuple[int, float]]:
-        """The (d, ||mu||) pairs, largest d first (the longest runs start first)."""
+        """The (d, ||mu||) pairs: on a grid the paper's own settings last (a grid run after
+        ``--points paper`` can reuse those runs from its store), then largest d first (the
+        longest runs start first)."""
+        paper = [(int(p["d"]), float(p["mu_norm"])) for p in PRESETS.values()]
         if self.points == "paper":
-            pairs = [(int(p["d"]), float(p["mu_norm"])) for p in PRESETS.values()]
-        else:
-            pairs = [(d, mu) for d in self.d_values for mu in self.mu_values]
-        return sorted(pairs, key=lambda pair: (-pair[0], pair[1]))
+            return sorted(paper, key=lambda pair: (-pair[0], pair[1]))
+        pairs = [(d, mu) for d in self.d_values for mu in self.mu_values]
+        return sorted(pairs, key=lambda pair: (pair in paper, -pair[0], pair[1]))
 
 
 def encoder_point(settings: GridSettings, d: int, mu: float, seed: int, residual: bool) -> dict:
