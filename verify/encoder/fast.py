@@ -29,9 +29,10 @@ Per sample this costs matrix-vector products: the normalised data tokens
 :math:`\hat x_s` never change (LayerNorm's affine parameters train, its normalisation of a
 fixed token does not), :math:`u` is shared by all samples, and the scores and the mixture
 are products with :math:`\hat x`. The backward map is the chain rule through the same
-expressions (written out in :func:`cls_backward`); the gradients of the four large
+expressions (written out in :func:`cls_backward`); the gradients of the five large
 matrices are low rank (rank one for :math:`W_q, W_k`, rank n for :math:`W_v, W_1, W_2`)
-and are kept as factor pairs :math:`G = L^\top R`, applied in place by BLAS.
+and are kept as factor pairs :math:`G = L^\top R`, applied in place by BLAS, at once or
+in batches (:mod:`verify.encoder.deferred`).
 
 The full encoder (every token through every layer, as the authors' code runs it) is
 :mod:`verify.encoder.reference`; the tests hold the two equal in float64.
@@ -40,10 +41,12 @@ The full encoder (every token through every layer, as the authors' code runs it)
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from verify.encoder.deferred import DeferredMatrix, DenseMatrix
 from verify.encoder.layers import (
     gelu,
     gelu_derivative,
@@ -57,6 +60,8 @@ from verify.encoder.parameters import EncoderParameters
 
 #: The large matrices, whose gradients are kept as factor pairs.
 LOW_RANK = ("query", "key", "value", "fc1_weight", "fc2_weight")
+#: The large matrices by name, behind their products (plain or with deferred updates).
+Matrices = Mapping[str, DenseMatrix | DeferredMatrix]
 
 
 @dataclass
@@ -90,15 +95,24 @@ class HeadPass:
     outputs: np.ndarray
 
 
-def cls_attention(params: EncoderParameters, tokens_hat: np.ndarray) -> AttentionPass:
-    """The [CLS] query's attention over ``[cls; X]`` for normalised tokens (m, T, d)."""
+def dense_matrices(params: EncoderParameters) -> Matrices:
+    """The large matrices of ``params`` behind the products (no deferred updates)."""
+    return {name: DenseMatrix(getattr(params, name)) for name in LOW_RANK}
+
+
+def cls_attention(
+    params: EncoderParameters, tokens_hat: np.ndarray, matrices: Matrices | None = None
+) -> AttentionPass:
+    """The [CLS] query's attention over ``[cls; X]`` for normalised tokens (m, T, d);
+    ``matrices`` (default: ``params``' own) holds the query and key maps."""
+    matrices = matrices or dense_matrices(params)
     m, T, d = tokens_hat.shape
     scale = 1.0 / math.sqrt(d)
     g1, b1 = params.ln1_weight, params.ln1_bias
     cls_hat, cls_inverse_sd = normalise(params.cls)
     h0 = g1 * cls_hat + b1
-    query = params.query @ h0
-    probe = params.key.T @ query
+    query = matrices["query"].right_product(h0[None])[0]
+    probe = matrices["key"].left_product(query[None])[0]
     bias_logit = scale * float(b1 @ probe)
     logits = np.empty((m, T + 1))
     logits[:, 0] = scale * float(h0 @ probe)
@@ -119,14 +133,20 @@ def cls_attention(params: EncoderParameters, tokens_hat: np.ndarray) -> Attentio
     )
 
 
-def cls_head(params: EncoderParameters, attended: np.ndarray, residual: bool) -> HeadPass:
+def cls_head(
+    params: EncoderParameters,
+    attended: np.ndarray,
+    residual: bool,
+    matrices: Matrices | None = None,
+) -> HeadPass:
     """Residual, feed-forward block, final LayerNorm and head on the [CLS] rows (m, d)."""
+    matrices = matrices or dense_matrices(params)
     y = attended + params.cls if residual else attended
     y_hat, y_inverse_sd = normalise(y)
     ffn_in = params.ln2_weight * y_hat + params.ln2_bias
-    hidden_pre = ffn_in @ params.fc1_weight.T + params.fc1_bias
+    hidden_pre = matrices["fc1_weight"].right_product(ffn_in) + params.fc1_bias
     hidden = gelu(hidden_pre)
-    z = hidden @ params.fc2_weight.T + params.fc2_bias
+    z = matrices["fc2_weight"].right_product(hidden) + params.fc2_bias
     if residual:
         z += y
     z_hat, z_inverse_sd = normalise(z)
@@ -159,11 +179,17 @@ class ClsPass:
         return self.attention.probabilities
 
 
-def cls_forward(params: EncoderParameters, tokens_hat: np.ndarray, residual: bool) -> ClsPass:
+def cls_forward(
+    params: EncoderParameters,
+    tokens_hat: np.ndarray,
+    residual: bool,
+    matrices: Matrices | None = None,
+) -> ClsPass:
     """The encoder's output and [CLS] attention for normalised tokens (m, T, d)."""
-    attention = cls_attention(params, tokens_hat)
-    attended = attention.mixed @ params.value.T
-    return ClsPass(attention, cls_head(params, attended, residual))
+    matrices = matrices or dense_matrices(params)
+    attention = cls_attention(params, tokens_hat, matrices)
+    attended = matrices["value"].right_product(attention.mixed)
+    return ClsPass(attention, cls_head(params, attended, residual, matrices))
 
 
 def outputs_with_attention(
@@ -212,6 +238,7 @@ def head_backward(
     slope: np.ndarray,
     residual: bool,
     gradients: Gradients,
+    matrices: Matrices,
 ) -> np.ndarray:
     r"""Back through head, final LayerNorm, feed-forward block and residuals, from
     ``slope`` :math:`= \partial L/\partial f` (n,); fills ``gradients`` and returns
@@ -225,10 +252,10 @@ def head_backward(
     d_z = normalise_backward(d_features * params.lnf_weight, head.z_hat, head.z_inverse_sd)
     dense["fc2_bias"] = d_z.sum(axis=0)
     gradients.factors["fc2_weight"] = (d_z, head.hidden)
-    d_pre = (d_z @ params.fc2_weight) * gelu_derivative(head.hidden_pre)
+    d_pre = matrices["fc2_weight"].left_product(d_z) * gelu_derivative(head.hidden_pre)
     dense["fc1_bias"] = d_pre.sum(axis=0)
     gradients.factors["fc1_weight"] = (d_pre, head.ffn_in)
-    d_ffn_in = d_pre @ params.fc1_weight
+    d_ffn_in = matrices["fc1_weight"].left_product(d_pre)
     dense["ln2_weight"] = np.sum(d_ffn_in * head.y_hat, axis=0)
     dense["ln2_bias"] = d_ffn_in.sum(axis=0)
     d_y = normalise_backward(d_ffn_in * params.ln2_weight, head.y_hat, head.y_inverse_sd)
@@ -246,6 +273,7 @@ def attention_backward(
     tokens_hat: np.ndarray,
     d_attended: np.ndarray,
     gradients: Gradients,
+    matrices: Matrices,
 ) -> None:
     r"""Back through the value map, the softmax, the scores, the [CLS] query and the first
     LayerNorm, from :math:`\partial L/\partial a` (n, d); fills ``gradients``.
@@ -262,7 +290,7 @@ def attention_backward(
     g1, dense = params.ln1_weight, gradients.dense
     probabilities = attention.probabilities
     gradients.factors["value"] = (d_attended, attention.mixed)
-    d_mixed = d_attended @ params.value
+    d_mixed = matrices["value"].left_product(d_attended)
     d_mixed_hat = d_mixed * g1
     d_probabilities = np.empty((n, T + 1))
     d_probabilities[:, 0] = d_mixed_hat @ attention.cls_hat
@@ -273,10 +301,10 @@ def attention_backward(
     reduced += float(d_logits[:, 0].sum()) * attention.cls_hat
     probe, query = attention.probe, attention.query
     d_probe = g1 * reduced + params.ln1_bias * logit_total
-    d_query = params.key @ d_probe
+    d_query = matrices["key"].right_product(d_probe[None])[0]
     gradients.factors["key"] = (query[None], d_probe[None])
     gradients.factors["query"] = (d_query[None], attention.cls_normed[None])
-    d_h0_query = params.query.T @ d_query
+    d_h0_query = matrices["query"].left_product(d_query[None])[0]
     dense["ln1_weight"] = (
         np.sum(d_mixed * attention.mixed_hat, axis=0)
         + probe * reduced
@@ -297,46 +325,33 @@ def cls_backward(
     tokens_hat: np.ndarray,
     labels: np.ndarray,
     residual: bool,
+    matrices: Matrices | None = None,
 ) -> Gradients:
     r"""Gradients of the mean logistic loss :math:`\frac1n\sum_i\log(1 + e^{-y_if_i})`
     over every parameter, from the training pass ``forward``."""
     slope = logistic_slope(labels * forward.outputs) * labels / labels.shape[0]
+    matrices = matrices or dense_matrices(params)
     gradients = Gradients(dense={}, factors={})
-    d_attended = head_backward(params, forward.head, slope, residual, gradients)
-    attention_backward(params, forward.attention, tokens_hat, d_attended, gradients)
+    d_attended = head_backward(params, forward.head, slope, residual, gradients, matrices)
+    attention_backward(params, forward.attention, tokens_hat, d_attended, gradients, matrices)
     return gradients
 
 
-def subtract_low_rank(matrix: np.ndarray, left: np.ndarray, right: np.ndarray, step: float) -> None:
-    r"""``matrix -= step * left.T @ right`` in place (BLAS ``dgemm`` with
-    :math:`\beta = 1` on the C-ordered matrix's Fortran-ordered transpose)."""
-    from scipy.linalg.blas import dgemm
-
-    target = matrix.T
-    if not target.flags.f_contiguous:  # a view BLAS cannot write in place
-        matrix -= step * (left.T @ right)
-        return
-    updated = dgemm(
-        -step,
-        np.asfortranarray(right),
-        np.asfortranarray(left),
-        beta=1.0,
-        c=target,
-        trans_a=1,
-        overwrite_c=1,
-    )
-    if not np.may_share_memory(updated, matrix):  # BLAS returned a copy: keep its values
-        matrix[...] = updated.T
-
-
-def apply_gradients(params: EncoderParameters, gradients: Gradients, step: float) -> None:
-    """One plain gradient-descent step (PyTorch's SGD without momentum), in place."""
+def apply_gradients(
+    params: EncoderParameters,
+    gradients: Gradients,
+    step: float,
+    matrices: Matrices | None = None,
+) -> None:
+    """One plain gradient-descent step (PyTorch's SGD without momentum), in place; the
+    large matrices' updates go through ``matrices`` (deferred there, if they defer)."""
+    matrices = matrices or dense_matrices(params)
     for name, gradient in gradients.dense.items():
         array = getattr(params, name)
         array -= step * gradient
     for name in LOW_RANK:
         left, right = gradients.factors[name]
-        subtract_low_rank(getattr(params, name), left, right, step)
+        matrices[name].subtract(left, right, step)
 
 
 __all__ = [
@@ -353,5 +368,6 @@ __all__ = [
     "head_backward",
     "attention_backward",
     "apply_gradients",
-    "subtract_low_rank",
+    "dense_matrices",
+    "Matrices",
 ]

@@ -15,7 +15,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from verify.encoder.deferred import DeferredMatrix
 from verify.encoder.fast import (
+    LOW_RANK,
     ClsPass,
     apply_gradients,
     cls_attention,
@@ -53,11 +55,21 @@ def chunked(evaluate: Any, count: int) -> Pass:
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
+#: Steps of updates a large matrix defers before folding them in (see
+#: :mod:`verify.encoder.deferred`).
+DEFERRED_STEPS = 8
+
+
 class FastModel:
-    """The [CLS]-row model; the data tokens are normalised once."""
+    """The [CLS]-row model; the data tokens are normalised once, and the large matrices'
+    updates are folded in every :data:`DEFERRED_STEPS` steps."""
 
     def __init__(self, parameters: EncoderParameters, data: Dataset, residual: bool):
         self._parameters, self.residual = parameters, residual
+        capacity = max(DEFERRED_STEPS * data.n, 32)
+        self.matrices = {
+            name: DeferredMatrix(getattr(parameters, name), capacity) for name in LOW_RANK
+        }
         self.train_hat = normalise(data.X_train)[0]
         self.test_tokens = data.X_test
         self.labels = data.y_train.astype(np.float64)
@@ -66,17 +78,25 @@ class FastModel:
 
     @property
     def parameters(self) -> EncoderParameters:
+        """The current parameters (pending updates folded in)."""
+        for matrix in self.matrices.values():
+            matrix.flush()
         return self._parameters
 
+    def forward(self, tokens: np.ndarray) -> ClsPass:
+        return cls_forward(self._parameters, tokens, self.residual, self.matrices)
+
     def train_pass(self) -> Pass:
-        self._pass = cls_forward(self._parameters, self.train_hat, self.residual)
+        self._pass = self.forward(self.train_hat)
         return self._pass.outputs, self._pass.probabilities
 
     def step(self, alpha: float) -> None:
-        forward = self._pass or cls_forward(self._parameters, self.train_hat, self.residual)
-        parameters = self._parameters
-        gradients = cls_backward(parameters, forward, self.train_hat, self.labels, self.residual)
-        apply_gradients(parameters, gradients, alpha)
+        forward = self._pass or self.forward(self.train_hat)
+        parameters, matrices = self._parameters, self.matrices
+        gradients = cls_backward(
+            parameters, forward, self.train_hat, self.labels, self.residual, matrices
+        )
+        apply_gradients(parameters, gradients, alpha, matrices)
         self._pass = None
 
     @property
@@ -90,7 +110,9 @@ class FastModel:
         """The [CLS] attention on the test sequences (no pass beyond the attention)."""
         tokens = self.test_hat
         rows = [
-            cls_attention(self._parameters, tokens[start : start + TEST_CHUNK]).probabilities
+            cls_attention(
+                self._parameters, tokens[start : start + TEST_CHUNK], self.matrices
+            ).probabilities
             for start in range(0, tokens.shape[0], TEST_CHUNK)
         ]
         return np.concatenate(rows) if rows else np.zeros((0, tokens.shape[1] + 1))
@@ -99,7 +121,7 @@ class FastModel:
         tokens = self.test_hat
 
         def evaluate(rows: slice) -> Pass:
-            forward = cls_forward(self._parameters, tokens[rows], self.residual)
+            forward = self.forward(tokens[rows])
             return forward.outputs, forward.probabilities
 
         return chunked(evaluate, tokens.shape[0])
