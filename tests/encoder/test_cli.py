@@ -190,3 +190,12 @@ def test_sigterm_exits_143_and_keeps_the_finished_part(tmp_path):
     history = read_history(out / "history.csv")
     assert len(history["step"]) >= 2 and history["step"][-1] == summary["steps"]
     assert not (out / "history.partial.csv").exists()
+
+
+def test_encoder_grid_tables_only_computes_nothing(tmp_path):
+    arguments = ["encoder-grid", "--out", str(tmp_path / "g"), "--d-values", "24"]
+    arguments += ["--mu-values", "3", "--seeds", "2", "--steps", "10", "--mlp-dim", "8"]
+    arguments += ["--workers", "0", "--no-progress"]
+    assert main([*arguments, "--tables-only"]) == 0
+    record = json.loads((tmp_path / "g" / "encoder_grid.json").read_text())
+    assert record["computed"] == 0 and record["pending"] == 4 and record["runs"] == 0

@@ -121,7 +121,7 @@ def command_encoder_grid(args: argparse.Namespace) -> int:
         EncoderConfig(RunConfig.build(d=largest), EncoderSettings(mlp_dim=settings.mlp_dim)),
         available_memory() // workers,
     )
-    return run_experiment_command(args, encoder_grid(settings))
+    return run_experiment_command(args, encoder_grid(settings, 0 if args.tables_only else None))
 
 
 def register(commands: Any) -> None:
@@ -159,6 +159,12 @@ def register(commands: Any) -> None:
         "and encoder_grid.json. Resumable: finished runs live in OUT/runs.",
     )
     add_settings_flags(grid, GridSettings(), "grid")
+    grid.add_argument(
+        "--tables-only",
+        action="store_true",
+        help="compute no run: the tables, figures and record from the runs already in "
+        "OUT/runs (the record counts the pending ones)",
+    )
     add_output_flags(grid, overwrite=False, what="grid's runs, tables and figures")
     add_executor_flags(grid)
     grid.set_defaults(handler=command_encoder_grid)

@@ -21,9 +21,23 @@ from verify.output.tables import read_table
 from verify.sim.config import RunConfig
 
 
-def compute(settings: GridSettings, store: ResultStore, executor: Executor, progress: bool):
+def compute(
+    settings: GridSettings,
+    store: ResultStore,
+    executor: Executor,
+    progress: bool,
+    limit: int | None = None,
+) -> ExperimentOutput:
+    """Run the grid's missing points (at most ``limit`` of them) and tabulate every
+    finished one."""
     report = run_sweep(
-        grid_points(settings), grid_point, store, executor, progress=progress, desc="encoder grid"
+        grid_points(settings),
+        grid_point,
+        store,
+        executor,
+        limit=limit,
+        progress=progress,
+        desc="encoder grid",
     )
     rows = grid_rows(report.records)
     return ExperimentOutput(
@@ -33,6 +47,7 @@ def compute(settings: GridSettings, store: ResultStore, executor: Executor, prog
             "runs": len(report.records),
             "computed": report.computed,
             "reused": report.skipped,
+            "pending": report.pending,
             "run_seconds": sum(float(r.get("wall_seconds", 0.0)) for r in report.records),
         },
     )
@@ -40,6 +55,8 @@ def compute(settings: GridSettings, store: ResultStore, executor: Executor, prog
 
 def draw(tables: Path, figures: Path) -> list[Path]:
     grid = read_table(tables / "encoder_grid.csv")
+    if "d" not in grid:  # no finished encoder run yet
+        return []
     rows = [{key: column[i] for key, column in grid.items()} for i in range(len(grid["d"]))]
     for row in rows:
         row["residual"] = str(row["residual"]) == "True"
@@ -47,14 +64,17 @@ def draw(tables: Path, figures: Path) -> list[Path]:
     return written + plot_trajectories(read_table(tables / "encoder_trajectories.csv"), figures)
 
 
-def encoder_grid(settings: GridSettings) -> Experiment:
-    """The grid experiment for ``settings``; its largest run (the largest d) is checked
-    against the machine's memory before any work."""
+def encoder_grid(settings: GridSettings, limit: int | None = None) -> Experiment:
+    """The grid experiment for ``settings`` (computing at most ``limit`` new runs: 0
+    tabulates the finished ones only); its largest run (the largest d) is checked against
+    the machine's memory before any work."""
     largest = max(d for d, _ in settings.settings())
     return Experiment(
         name="encoder_grid",
         settings=settings,
-        compute=lambda store, executor, progress: compute(settings, store, executor, progress),
+        compute=lambda store, executor, progress: compute(
+            settings, store, executor, progress, limit
+        ),
         draw=draw,
         largest_run=RunConfig.build(d=largest),
     )
