@@ -8,6 +8,7 @@ commands wrote here (``paper/``, ``grid/``, ``default/``, ``timing.json``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -97,21 +98,58 @@ def claims_table(paper: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def table(name: str) -> pd.DataFrame | None:
+    """A grid table written here, or None when absent or empty."""
+    path = HERE / name / "tables" / "encoder_grid.csv"
+    if not path.is_file():
+        return None
+    frame = pd.read_csv(path)
+    return frame if len(frame) else None
+
+
+def default_table() -> str:
+    """The single default run's summary (benign setting, seed 0, residuals on)."""
+    path = HERE / "default" / "summary.json"
+    if not path.is_file():
+        return "(no default run here)"
+    summary = json.loads(path.read_text())
+    keys = ["train_accuracy", "test_accuracy", "noisy_fitted", "regime", "steps", "wall_seconds"]
+    keys += [f"attention_{s}_{g}" for s in ("clean", "noisy", "test") for g in GROUPS]
+    keys += [f"select_{s}_{g}" for s in ("clean", "noisy") for g in GROUPS]
+    lines = ["| quantity | value |", "|---|---|"]
+    for key in keys:
+        value = summary[key]
+        lines.append(
+            f"| {key} | {value:.4g} |" if isinstance(value, float) else f"| {key} | {value} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
-    paper = pd.read_csv(HERE / "paper" / "tables" / "encoder_grid.csv")
-    paper = paper.sort_values(["d", "residual"], ascending=[False, False])
-    grid = pd.read_csv(HERE / "grid" / "tables" / "encoder_grid.csv")
     parts = [
         "# The encoder's measurements (written by collect.py)",
-        "## The paper's three settings (means ± sd over seeds)",
-        paper_table(paper),
-        "## Where the fit is stored (means over seeds)",
-        diagnostics_table(paper),
-        "## Claims at the benign setting (residuals on)",
-        claims_table(paper),
-        "## Regimes on the grid, encoder against the bare model (residuals on)",
-        grid_table(grid),
+        "## The default run (benign setting, seed 0, residuals on)",
+        default_table(),
     ]
+    paper = table("paper")
+    if paper is not None:
+        paper = paper.sort_values(["d", "residual"], ascending=[False, False])
+        parts += [
+            "## The paper's three settings (means ± sd over seeds)",
+            paper_table(paper),
+            "## Where the fit is stored (means over seeds)",
+            diagnostics_table(paper),
+            "## Claims at the benign setting (residuals on)",
+            claims_table(paper),
+        ]
+    grid = table("grid")
+    if grid is not None:
+        parts += [
+            "## Regimes on the grid, encoder against the bare model (residuals on)",
+            grid_table(grid),
+            "## Where the fit is stored on the grid (means over seeds)",
+            diagnostics_table(grid),
+        ]
     timing = HERE / "timing.json"
     if timing.is_file():
         parts += ["## Timings", "```json\n" + timing.read_text().strip() + "\n```"]
