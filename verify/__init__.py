@@ -12,7 +12,8 @@ The public entry points, imported on first use (so that ``import verify`` costs 
 
 Sub-packages by role, top layer first (each imports only from the layers below it):
 :mod:`verify.cli` (the command line); :mod:`verify.realworld` (pre-trained transformers;
-needs the ``realworld`` extra); :mod:`verify.checks` (predictions against simulations,
+needs the ``realworld`` extra), :mod:`verify.encoder` (the appendix's one-layer transformer
+encoder, every parameter trained); :mod:`verify.checks` (predictions against simulations,
 the report), :mod:`verify.experiments` (sweeps and the experiments built on them);
 :mod:`verify.sim` (one run: configuration, data, kernels, engines, observables, the run's
 files), :mod:`verify.plots` (figures from tables); :mod:`verify.runtime` (executors,
@@ -62,6 +63,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.experiments.boundaries": ("boundary_sweep",),
     "verify.experiments.longtime": ("long_time",),
     "verify.experiments.precision": ("precision_table", "breakdown_gap", "precision_report"),
+    "verify.encoder.config": ("EncoderConfig", "EncoderSettings"),
+    "verify.encoder.train": ("train_encoder", "EncoderResult"),
+    "verify.encoder.files": ("write_encoder_run",),
+    "verify.encoder.grid": ("GridSettings",),
+    "verify.encoder.experiment": ("encoder_grid",),
+    "verify.encoder.claims": ("ENCODER_CLAIMS", "claim_verdict"),
     "verify.cli": ("main",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

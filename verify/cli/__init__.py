@@ -14,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from verify.cli import check, experiments, ledger, predict, realworld, run
+from verify.cli import check, encoder, experiments, ledger, predict, realworld, run
 from verify.cli.common import HelpFormatter, Parser, run_command
 
 DESCRIPTION = (
@@ -54,6 +54,7 @@ def build_parser(argv: Sequence[str] = ()) -> Parser:
     ledger.register(commands)
     experiments.register(commands)
     realworld.register(commands)
+    encoder.register(commands)
     return parser
 
 
