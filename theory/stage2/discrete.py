@@ -42,9 +42,12 @@ chaotic in :math:`\|\mu\|`, and so are the runs).
 
 **Long horizons.** The map takes up to :data:`MAP_STEPS` steps exactly. Beyond, once no
 logit moves by more than :data:`SETTLED` in a step, a GD step is a step of the flow to
-first order; the flow of the same variables (:func:`velocity`: the map without its
-:math:`\alpha^2` terms, per unit of :math:`\tau = \alpha k`) carries the state on
-(:func:`evolve`); a member still oscillating there reaches no further.
+first order, and the closure flow (:mod:`theory.stage2.flow`, from the map's state by
+:func:`to_flow_state`; the map tracks :math:`b = XW_0^\top p` for it) carries the state on
+(:func:`evolve`); a member still oscillating reaches no further. The flow of the map's own
+variables (:func:`velocity`, :func:`flow_to`: the map without its :math:`\alpha^2` terms)
+needs no closure; it tests the closure (it is stiff in :math:`\log\tau`, so the closure
+flow is the one used for long horizons).
 """
 
 from __future__ import annotations
@@ -56,12 +59,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from theory.foundation.data_model import DataModel, Training
-from theory.stage2.flow import Population, population
+from theory.stage2.flow import Population, State, population
 
 #: A member is settled (GD follows the flow) once no training logit moves by more than
 #: this in one step (for :data:`QUIET_STEPS` steps in a row).
 SETTLED = 0.02
-#: GD steps the map takes; beyond, the settled members follow the flow.
+#: GD steps the map takes exactly; beyond, the settled members follow the flow.
 MAP_STEPS = 5000
 #: Relative and absolute tolerance of the flow after the hand-over (Bogacki-Shampine).
 FLOW_RTOL, FLOW_ATOL = 1e-4, 1e-7
@@ -195,24 +198,23 @@ def gram(table: Table, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class MapState:
     r"""The mean field for a batch: the logits extended by the signal logits, ``a``
     (B, C + P); ``L`` (B, C + P, C), the columns of the rank-two updates that meet the
-    cells; :math:`\pi` (B,); the flow time ``tau`` (B,) and the GD steps taken."""
+    cells; :math:`\pi` (B,); the flow time ``tau`` (B,); the :math:`W_0` channel
+    :math:`b = XW_0^\top p` (B, C + P) and ``B`` (B, C + P, C), the sum of
+    :math:`b_j\otimes g_j` its update needs; the GD steps taken."""
 
     a: np.ndarray
     L: np.ndarray
     pi: np.ndarray
     tau: np.ndarray
+    b: np.ndarray
+    B: np.ndarray
     steps: int
 
     @classmethod
     def zero(cls, table: Table) -> MapState:
         size, batch = table.cells + table.strength.shape[1], table.batch
-        return cls(
-            np.zeros((batch, size)),
-            np.zeros((batch, size, table.cells)),
-            np.zeros(batch),
-            np.zeros(batch),
-            0,
-        )
+        vector, matrix = np.zeros((batch, size)), np.zeros((batch, size, table.cells))
+        return cls(vector, matrix, np.zeros(batch), np.zeros(batch), vector, matrix, 0)
 
     def logits(self, table: Table) -> np.ndarray:
         """The training logits (B, K, S)."""
@@ -224,17 +226,25 @@ class MapState:
 
     def select(self, members: np.ndarray) -> MapState:
         return MapState(
-            self.a[members], self.L[members], self.pi[members], self.tau[members], self.steps
+            self.a[members],
+            self.L[members],
+            self.pi[members],
+            self.tau[members],
+            self.b[members],
+            self.B[members],
+            self.steps,
         )
 
 
 @dataclass(frozen=True)
 class Forces:
     """What one state drives: the gradient ``w`` = :math:`w_k m_t h_{k,t}` (B, C), the
-    extended :math:`g` (B, C + P), :math:`K h` = ``kernel`` and :math:`a\\cdot h`."""
+    extended :math:`g` (B, C + P), :math:`XW_0^\top W_0X^\top h` = ``start``,
+    :math:`Kh` = ``kernel`` and :math:`a\\cdot h`."""
 
     w: np.ndarray
     g: np.ndarray
+    start: np.ndarray
     kernel: np.ndarray
     a_dot_h: np.ndarray
 
@@ -253,18 +263,20 @@ def forces(table: Table, a: np.ndarray, L: np.ndarray) -> Forces:
         coef = table.coef.reshape(cells, -1)
         start = start + table.kappa0 * np.concatenate([excess @ coef.T, excess], axis=1)
     kernel = start + (L @ w[:, :, None])[:, :, 0]
-    return Forces(w, g, kernel, np.einsum("bi,bi->b", w, a[:, :cells]))
+    return Forces(w, g, start, kernel, np.einsum("bi,bi->b", w, a[:, :cells]))
 
 
 def step(table: Table, state: MapState, alpha: float, f: Forces | None = None) -> MapState:
     """One GD step of the discrete mean field (module docstring), every batch member
-    (``f``: the state's :func:`forces`, if already computed)."""
+    (``f``: the state's :func:`forces`, if already computed). The :math:`W_0` channel:
+    :math:`b' = b - \alpha\\kappa_0 g + \alpha^2 B h`, :math:`B' = B + b\\otimes g`."""
     f = f or forces(table, state.a, state.L)
     pi = state.pi[:, None]
     cells = table.cells
     g, a = f.g, state.a
     columns = -alpha * a[:, None, :cells] + alpha**2 * pi[:, :, None] * g[:, None, :cells]
     L = state.L + g[:, :, None] * columns - alpha * a[:, :, None] * g[:, None, :cells]
+    b_step = alpha**2 * (state.B @ f.w[:, :, None])[:, :, 0] - alpha * f.start
     return MapState(
         a=a - alpha * (f.kernel + pi * g) + alpha**2 * f.a_dot_h[:, None] * g,
         L=L,
@@ -272,6 +284,8 @@ def step(table: Table, state: MapState, alpha: float, f: Forces | None = None) -
         - 2 * alpha * f.a_dot_h
         + alpha**2 * np.einsum("bi,bi->b", f.w, f.kernel[:, :cells]),
         tau=state.tau + alpha,
+        b=state.b + b_step,
+        B=state.B + state.b[:, :, None] * g[:, None, :cells],
         steps=state.steps + 1,
     )
 
@@ -285,54 +299,57 @@ def velocity(table: Table, a: np.ndarray, L: np.ndarray, pi: np.ndarray) -> tupl
     return da, dL, -2 * f.a_dot_h
 
 
+def to_flow_state(table: Table, state: MapState, member: int) -> State:
+    r"""The closure flow's two-channel state (:class:`theory.stage2.flow.State`) of one
+    member of a symmetric table: :math:`b`, :math:`s = \sqrt\pi`,
+    :math:`\tilde r = (a - b)/s`."""
+    s = math.sqrt(float(state.pi[member]))
+    cells = table.cells
+    a, b = state.a[member], state.b[member]
+    return State(
+        b=b[:cells].reshape(table.scores.shape).copy(),
+        r=((a - b)[:cells] / s).reshape(table.scores.shape),
+        b_signal=float(b[cells]),
+        r_signal=float(a[cells] - b[cells]) / s,
+        s=s,
+    )
+
+
 @dataclass(frozen=True)
 class Evolution:
-    r"""Where :func:`evolve` left a batch: the final state, the state at the ``capture``
-    step (if asked), the first GD step at which a watched lead turned positive (``inf``
-    if never; ``nan`` when not watched), and which members reached the horizon (beyond
-    :data:`MAP_STEPS`, only those that had settled)."""
+    r"""Where :func:`evolve` left a batch: the final state, the first GD step at which a
+    watched lead turned positive (``inf`` if never; ``nan`` when not watched), and which
+    members reached the horizon (beyond :data:`MAP_STEPS`, only those that had settled)."""
 
     state: MapState
-    captured: MapState | None
     first_lead: np.ndarray
     reached: np.ndarray
 
 
 #: A watched quantity: a function of (table, extended logits (B, C + P)) -> (B,) whose
-#: first positive value is recorded (e.g. a noisy sample's best non-R token over R).
+#: first positive value is recorded; its ``event`` attribute names the closure flow's
+#: event (:data:`theory.stage2.flow.EVENTS`) that continues it beyond the map.
 Lead = Callable[[Table, np.ndarray], np.ndarray]
 #: Steps in a row below :data:`SETTLED` that make a member settled.
 QUIET_STEPS = 10
+#: Continues one member with the closure flow: (member, its flow state, the time, the
+#: time to reach, the event to locate) -> (logits (K, S), beta, pi, the event's time).
+Handover = Callable[[int, State, float, float, str | None], tuple[np.ndarray, float, float, float]]
 
 
-def _record(first: np.ndarray, lead: np.ndarray, at: float | np.ndarray) -> None:
+def _record(first: np.ndarray, lead: np.ndarray, at: float) -> None:
     """Set ``first`` to ``at`` where ``lead`` turns positive for the first time."""
-    fresh = (lead > 0) & ~np.isfinite(first)
-    first[fresh] = at[fresh] if isinstance(at, np.ndarray) else at
+    first[(lead > 0) & ~np.isfinite(first)] = at
 
 
-def evolve(
-    table: Table,
-    alpha: float,
-    steps: float,
-    lead: Lead | None = None,
-    observe: Callable[[MapState, Forces], None] | None = None,
-    capture: int | None = None,
-    until_led: bool = False,
-) -> Evolution:
-    r"""The batch after ``steps`` GD steps of size ``alpha``: the map, step by step, for
-    up to :data:`MAP_STEPS` steps; beyond, the members that have settled (no training
-    logit moving by more than :data:`SETTLED` a step for :data:`QUIET_STEPS` steps)
-    follow the flow of the same variables (:func:`flow_to`) to :math:`\tau = \alpha\,`
-    ``steps``. ``observe(state, forces)`` is called before every map step; the state
-    after ``capture`` steps is kept; ``until_led`` stops once every member's ``lead`` has
-    turned positive."""
-    mapped = int(min(steps, MAP_STEPS))
+def _map(table, alpha, horizon, lead, observe, until_led, handing_over):
+    """The map's loop (:func:`evolve`): the state, the first leads and the quiet counts."""
     state, batch = MapState.zero(table), table.batch
     quiet = np.zeros(batch, dtype=int)
     first = np.full(batch, math.inf if lead else math.nan)
-    captured = None
-    while state.steps < mapped and not (until_led and np.all(np.isfinite(first))):
+    while state.steps < horizon and not (until_led and np.all(np.isfinite(first))):
+        if handing_over and np.all(quiet >= QUIET_STEPS):
+            break
         f = forces(table, state.a, state.L)
         if observe:
             observe(state, f)
@@ -342,31 +359,44 @@ def evolve(
         state = new
         if lead:
             _record(first, lead(table, state.a), float(state.steps))
-        if capture == state.steps:
-            captured = state
-    settled = quiet >= QUIET_STEPS
-    if state.steps >= steps or until_led or not settled.any():
-        return Evolution(state, captured, first, settled | (steps <= state.steps))
-    moving = np.flatnonzero(settled)
-    part, part_table = state.select(moving), table.select(moving)
-    found = np.full(moving.size, math.inf)
-    for end in sorted({min(capture or steps, steps), steps}):
-        if end <= state.steps:
-            continue
-        part, times = flow_to(part_table, part, alpha * end, lead)
-        found = np.minimum(found, times / alpha)
-        if end == capture:
-            captured = _merge(state, part, moving)
-    if lead:
-        first[moving] = np.where(np.isfinite(first[moving]), first[moving], found)
-    return Evolution(_merge(state, part, moving), captured, first, settled)
+    return state, first, quiet >= QUIET_STEPS
 
 
-def _merge(state: MapState, part: MapState, members: np.ndarray) -> MapState:
-    """``state`` with the rows ``members`` replaced by ``part``'s."""
-    a, L, pi, tau = state.a.copy(), state.L.copy(), state.pi.copy(), state.tau.copy()
-    a[members], L[members], pi[members], tau[members] = part.a, part.L, part.pi, part.tau
-    return MapState(a, L, pi, tau, state.steps)
+def evolve(
+    table: Table,
+    alpha: float,
+    steps: float,
+    lead: Lead | None = None,
+    observe: Callable[[MapState, Forces], None] | None = None,
+    until_led: bool = False,
+    handover: Handover | None = None,
+) -> Evolution:
+    r"""The batch after ``steps`` GD steps of size ``alpha``: the map, step by step, up to
+    :data:`MAP_STEPS` steps. Beyond (with a ``handover``), the map runs until every member
+    has settled (no training logit moving by more than :data:`SETTLED` a step for
+    :data:`QUIET_STEPS` steps), and each settled member follows the closure flow
+    (:func:`theory.stage2.flow.solve` from :func:`to_flow_state`) to
+    :math:`\tau = \alpha\,` ``steps``; a member still oscillating reaches no further.
+    ``observe(state, forces)`` is called before every map step; ``until_led`` stops once
+    every member's ``lead`` has turned positive."""
+    beyond = steps > MAP_STEPS and handover is not None
+    state, first, settled = _map(
+        table, alpha, int(min(steps, MAP_STEPS)), lead, observe, until_led, beyond
+    )
+    if not beyond or until_led and np.all(np.isfinite(first)):
+        return Evolution(state, first, settled | (steps <= state.steps))
+    a, pi = state.a.copy(), state.pi.copy()
+    tau_end, event = alpha * steps, getattr(lead, "event", None)
+    for member in np.flatnonzero(settled):
+        start = to_flow_state(table, state, int(member))
+        logits, beta, pi[member], at = handover(
+            int(member), start, alpha * state.steps, tau_end, event
+        )
+        a[member] = np.concatenate([np.ravel(logits), [beta]])
+        if lead and not np.isfinite(first[member]):
+            first[member] = at / alpha
+    flown = replace(state, a=a, pi=pi, tau=np.full(table.batch, tau_end))
+    return Evolution(flown, first, settled)
 
 
 #: Bogacki-Shampine 3(2): nodes, stage weights, third- and second-order weights.
@@ -411,7 +441,7 @@ def flow_to(
             u, y, k1 = u + du, new, k4
         du *= min(4.0, max(0.2, 0.9 * error ** (-1 / 3))) if error > 0 else 4.0
     tau = np.full(table.batch, tau_end)
-    return MapState(y[0], y[1], y[2], tau, state.steps), first
+    return MapState(y[0], y[1], y[2], tau, state.b, state.B, state.steps), first
 
 
 def _axpy(y, du, ks, weights):

@@ -28,8 +28,8 @@ interpolated in :math:`\log\|\mu\|`:
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,18 +100,33 @@ def abstain(description: str, reason: str) -> Prediction:
     return Prediction(math.nan, math.nan, description, validity=reason)
 
 
+def handover(
+    model: DataModel, training: Training, mus: np.ndarray, memorisation: np.ndarray | None = None
+) -> discrete.Handover:
+    """Continues member i (at ``mus[i]`` and ``memorisation[i]``) with the closure flow
+    beyond the map (:func:`theory.stage2.discrete.evolve`); a signal-preconditioner probe
+    continues unprobed there (the closure flow has no per-direction kappa)."""
+    from theory.stage2 import flow
+
+    def follow(member: int, state, tau: float, tau_end: float, event: str | None):
+        scale = 1.0 if memorisation is None else float(memorisation[member])
+        pop = population(model.replace(mu_norm=float(mus[member])), training, scale)
+        run = flow.solve(
+            pop, tau_end, np.array([tau_end]), events=(event,) if event else (), start=(tau, state)
+        )
+        at = run.events.get(event, math.inf) if event else math.inf
+        return run.logits[-1], float(run.beta[-1]), float(run.pi[-1]), at
+
+    return follow
+
+
 def _run(
-    model: DataModel,
-    training: Training,
-    steps: float,
-    mus: np.ndarray,
-    memorisation: np.ndarray | None = None,
-    signal_kappa: np.ndarray | None = None,
-    observe: Callable | None = None,
+    model: DataModel, training: Training, steps: float, mus: np.ndarray
 ) -> tuple[discrete.Table, discrete.Evolution]:
     pop = population(model, training)
-    table = discrete.Table.of(pop, np.asarray(mus) ** 2, memorisation, signal_kappa)
-    return table, discrete.evolve(table, training.alpha, steps, observe=observe)
+    table = discrete.Table.of(pop, np.asarray(mus) ** 2)
+    follow = handover(model, training, mus)
+    return table, discrete.evolve(table, training.alpha, steps, handover=follow)
 
 
 def noisy_output(table: discrete.Table, state: discrete.MapState) -> np.ndarray:
@@ -222,6 +237,9 @@ def switched_lead(table: discrete.Table, a: np.ndarray) -> np.ndarray:
     return logits[:, 1:].max(axis=1) - logits[:, 0]
 
 
+switched_lead.event = "noisy_switched"  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class Probed:
     """A batch with sensitivity probes, run to ``horizon`` steps: the first step at which
@@ -258,7 +276,10 @@ def run_probed(
         before = 1.0 if lead is None else (lead(table, state.a) <= 0)[:, None]
         total[:] += before * training.alpha * (table.kappa0 + state.pi)[:, None] * f.w
 
-    evolution = discrete.evolve(table, training.alpha, horizon, lead, observe, until_led=until_led)
+    follow = handover(model, training, np.asarray(mus), scales[0])
+    evolution = discrete.evolve(
+        table, training.alpha, horizon, lead, observe, until_led=until_led, handover=follow
+    )
     integrals = (total / table.multiplicity.reshape(-1)).reshape(-1, *table.scores.shape)
     return Probed(table, evolution, integrals)
 
@@ -459,8 +480,10 @@ class Horizon:
     metrics: object | None
 
 
+@functools.lru_cache(maxsize=256)
 def gd_horizon(model: DataModel, training: Training, steps: float) -> Horizon:
-    """Both boundaries and the test metrics after ``steps`` GD steps: two batches."""
+    """Both boundaries and the test metrics after ``steps`` GD steps: two batches (kept
+    for the last 256 settings: a pure function of them)."""
     first = first_pass(model, training, steps)
     return Horizon(
         steps,

@@ -38,16 +38,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 from scipy import optimize
 from scipy.special import ndtr
 
 from theory.foundation.data_model import DataModel, Training
-from theory.foundation.proof import NUMERIC, RECONSTRUCTION, Derivation
 from theory.foundation.validation import Real, require
 from theory.quadrature import LOG_SLOPE_PER_DECADE
 from theory.stage1.predictions import argmax_test_accuracy, soft_test_accuracy
-from theory.stage2 import flow, laws
+from theory.stage2 import flow
 
 #: Monte Carlo draws of the finite-temperature test accuracy (3 standard errors ~ 0.004).
 ACCURACY_SAMPLES = 100_000
@@ -227,6 +225,8 @@ def _flow_root(
     unit = math.sqrt(model.sigma_eps**2 * model.d / model.n)
     if excess(math.log(1e-3 * unit)) > 0:
         return 0.0
+    from theory.stage2 import laws
+
     guess = laws.separable_boundary(model, training, steps)
     return _solve_log_root(excess, guess if math.isfinite(guess) else unit, factor=1.25)
 
@@ -366,6 +366,45 @@ def relevant_selection(model: DataModel, z: float) -> float:
     return float(_WEIGHTS @ product)
 
 
+@dataclass(frozen=True)
+class SelectionBand:
+    r"""The predicted share of test sequences selecting R and its error band: ``share`` at
+    the stage-1 z; ``low`` and ``high`` over z moved by the dropped terms
+    (:math:`z(1 \pm (\delta_s + n/d))`) and the flow's z at the horizon (what the stage-1
+    z drops: the drift of the learned direction in stage 2)."""
+
+    share: float
+    low: float
+    high: float
+    z: float
+    z_flow: float
+    relative: float
+
+    def contains(self, level: float) -> bool:
+        return self.low <= level <= self.high
+
+    def source(self) -> str:
+        return (
+            f"derived: the share over z = {self.z:.3g} x (1 +- {self.relative:.2g}) (score "
+            f"noise + n/d) and the flow's z = {self.z_flow:.3g} at the horizon: "
+            f"[{self.low:.3f}, {self.high:.3f}]"
+        )
+
+
+def selection_band(model: DataModel, training: Training, z: float, steps: float) -> SelectionBand:
+    r"""The stage-1 prediction's share of test sequences selecting R (argmax limit,
+    :func:`relevant_selection` at ``z``) with its error band after ``steps`` of the flow
+    (see :class:`SelectionBand`)."""
+    terms = dropped_terms(model)
+    relative = terms.score_noise + terms.cross_second_order
+    z_flow = signal_to_noise(model, training, steps)
+    values = [
+        relevant_selection(model, v) for v in (z * (1 - relative), z * (1 + relative), z_flow)
+    ]
+    share = relevant_selection(model, z)
+    return SelectionBand(share, min(share, *values), max(share, *values), z, z_flow, relative)
+
+
 def half_selection_z(model: DataModel) -> float:
     r"""The :math:`z` at which half of the test sequences select R (argmax limit); it
     depends on the token groups only."""
@@ -421,10 +460,14 @@ def gap_slope(
     return Estimate(slope, error, f"clean gap per decade over [{start:g}, {stop:g}] steps")
 
 
-def derivations() -> list[Derivation]:
+def derivations() -> list:
     """This module's record, for :mod:`theory.derivations`: the harmful | benign boundary
     (the other predictions are read off the flow the same way; their records are the
     flow's, :mod:`theory.stage2.preconditioner` and :mod:`theory.stage2.laws`)."""
+    import sympy as sp
+
+    from theory.foundation.proof import NUMERIC, RECONSTRUCTION, Derivation
+
     mu_star, tau, beta = sp.symbols("||mu||* tau beta", positive=True)
     sigma, q_norm, z_half = sp.symbols("sigma_epsilon ||q|| z_1/2", positive=True)
     z = sp.Function("z")
@@ -467,6 +510,8 @@ __all__ = [
     "late_test_metrics",
     "signal_to_noise",
     "relevant_selection",
+    "SelectionBand",
+    "selection_band",
     "half_selection_z",
     "harmful_benign_boundary",
     "gap_slope",

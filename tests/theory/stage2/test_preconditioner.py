@@ -70,7 +70,10 @@ def test_rank_one_closure_within_one_percent():
         exact_velocities.append((tau * da)[0, : table.cells].reshape(table.scores.shape))
 
     def worst(ours, theirs):
-        return max(float(np.max(np.abs(a - b)) / np.max(np.abs(b))) for a, b in zip(ours, theirs))
+        return max(
+            float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+            for a, b in zip(ours, theirs, strict=True)
+        )
 
     assert worst(logits, exact_logits) <= 0.01
     assert worst(velocities, exact_velocities) <= 0.01
