@@ -12,6 +12,7 @@ quadrature of :mod:`theory.quadrature.g` (imported where a gap law is built).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field
 
@@ -185,6 +186,19 @@ def argmax_test_accuracy(model: DataModel, z: float) -> float:
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _standard_normals(samples: int, columns: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The draws of :func:`soft_test_accuracy` (they depend on the token count only: kept,
+    read-only)."""
+    rng = np.random.default_rng(seed)
+    logits, scores = (
+        rng.standard_normal((samples, columns)),
+        rng.standard_normal((samples, columns)),
+    )
+    logits.flags.writeable = scores.flags.writeable = False
+    return logits, scores
+
+
 def soft_test_accuracy(
     model: DataModel, signal_logit: float, query_norm: float, samples: int = 20000, seed: int = 0
 ) -> float:
@@ -194,15 +208,16 @@ def soft_test_accuracy(
     :math:`\gamma_0 (c_g - c'_g) + \zeta_t` (:math:`\xi, \zeta` independent standard /
     score noise, :math:`\beta = \langle\mu_{+1}, q\rangle`), and the prediction is correct
     when :math:`\sum_t \mathrm{softmax}(a)_t(\gamma_0 (c_g - c'_g) + \zeta_t) > 0`.
-    Evaluated by Monte Carlo with ``samples`` draws from a fixed ``seed`` (deterministic).
-    Tends to :func:`argmax_test_accuracy` as :math:`\sigma_\epsilon\|q\| \to \infty` at
-    fixed :math:`\beta/(\sigma_\epsilon\|q\|)`."""
+    Evaluated by Monte Carlo with ``samples`` draws from a fixed ``seed`` (deterministic;
+    the draws, which depend on T only, are kept between calls). Tends to
+    :func:`argmax_test_accuracy` as :math:`\sigma_\epsilon\|q\| \to \infty` at fixed
+    :math:`\beta/(\sigma_\epsilon\|q\|)`."""
     tokens = [model.groups[code] for code in model.position_groups]
     mean_logit = np.array([g.signal * signal_logit for g in tokens])
     mean_score = np.array([model.gamma0 * g.score for g in tokens])
-    rng = np.random.default_rng(seed)
-    logits = mean_logit + model.sigma_eps * query_norm * rng.standard_normal((samples, len(tokens)))
-    scores = mean_score + model.score_noise * rng.standard_normal((samples, len(tokens)))
+    xi, zeta = _standard_normals(int(samples), len(tokens), int(seed))
+    logits = mean_logit + model.sigma_eps * query_norm * xi
+    scores = mean_score + model.score_noise * zeta
     logits -= logits.max(axis=1, keepdims=True)
     weights = np.exp(logits)
     outputs = (weights * scores).sum(axis=1) / weights.sum(axis=1)

@@ -266,9 +266,12 @@ def forces(table: Table, a: np.ndarray, L: np.ndarray) -> Forces:
     return Forces(w, g, start, kernel, np.einsum("bi,bi->b", w, a[:, :cells]))
 
 
-def step(table: Table, state: MapState, alpha: float, f: Forces | None = None) -> MapState:
+def step(
+    table: Table, state: MapState, alpha: float, f: Forces | None = None, channel: bool = True
+) -> MapState:
     """One GD step of the discrete mean field (module docstring), every batch member
-    (``f``: the state's :func:`forces`, if already computed). The :math:`W_0` channel:
+    (``f``: the state's :func:`forces`, if already computed). The :math:`W_0` channel
+    (only where ``channel``: the hand-over to the flow needs it):
     :math:`b' = b - \alpha\\kappa_0 g + \alpha^2 B h`, :math:`B' = B + b\\otimes g`."""
     f = f or forces(table, state.a, state.L)
     pi = state.pi[:, None]
@@ -276,7 +279,10 @@ def step(table: Table, state: MapState, alpha: float, f: Forces | None = None) -
     g, a = f.g, state.a
     columns = -alpha * a[:, None, :cells] + alpha**2 * pi[:, :, None] * g[:, None, :cells]
     L = state.L + g[:, :, None] * columns - alpha * a[:, :, None] * g[:, None, :cells]
-    b_step = alpha**2 * (state.B @ f.w[:, :, None])[:, :, 0] - alpha * f.start
+    b, B = state.b, state.B
+    if channel:
+        b = b + alpha**2 * (B @ f.w[:, :, None])[:, :, 0] - alpha * f.start
+        B = B + state.b[:, :, None] * g[:, None, :cells]
     return MapState(
         a=a - alpha * (f.kernel + pi * g) + alpha**2 * f.a_dot_h[:, None] * g,
         L=L,
@@ -284,8 +290,8 @@ def step(table: Table, state: MapState, alpha: float, f: Forces | None = None) -
         - 2 * alpha * f.a_dot_h
         + alpha**2 * np.einsum("bi,bi->b", f.w, f.kernel[:, :cells]),
         tau=state.tau + alpha,
-        b=state.b + b_step,
-        B=state.B + state.b[:, :, None] * g[:, None, :cells],
+        b=b,
+        B=B,
         steps=state.steps + 1,
     )
 
@@ -353,7 +359,7 @@ def _map(table, alpha, horizon, lead, observe, until_led, handing_over):
         f = forces(table, state.a, state.L)
         if observe:
             observe(state, f)
-        new = step(table, state, alpha, f)
+        new = step(table, state, alpha, f, channel=handing_over)
         moved = np.abs(new.a[:, : table.cells] - state.a[:, : table.cells]).max(axis=1)
         quiet = np.where(moved < SETTLED, quiet + 1, 0)
         state = new
@@ -462,3 +468,63 @@ def _error(y, new, du, ks) -> float:
         scale = FLOW_ATOL + FLOW_RTOL * np.maximum(np.abs(old), np.abs(part))
         worst = max(worst, float(np.max(np.abs(difference) / scale)))
     return worst
+
+
+def step_residuals(d: int = 2) -> list:
+    r"""Proof of the exact GD step of :math:`(q, M, \pi)` (module docstring) for symbolic
+    :math:`d\times d` :math:`W` and vectors :math:`p, G`: with :math:`W' = W - \alpha pG^\top`,
+    :math:`p' = p - \alpha WG`, the residuals of :math:`q' = W'^\top p'`,
+    :math:`M' = W'^\top W'` and :math:`\pi' = p'^\top p'` against the closed forms (zero)."""
+    import sympy as sp
+
+    from theory.foundation.symbols import real_matrix, real_vector
+
+    W, p, G = real_matrix("W", d, d), real_vector("p", d), real_vector("G", d)
+    alpha = sp.Symbol("alpha", positive=True)
+    W_next, p_next = W - alpha * p * G.T, p - alpha * W * G
+    q, M, pi = W.T * p, W.T * W, (p.T * p)[0, 0]
+    q_dot_G = (q.T * G)[0, 0]
+    claimed_q = q - alpha * (M + pi * sp.eye(d)) * G + alpha**2 * q_dot_G * G
+    claimed_M = M - alpha * (G * q.T + q * G.T) + alpha**2 * pi * G * G.T
+    claimed_pi = pi - 2 * alpha * q_dot_G + alpha**2 * (G.T * M * G)[0, 0]
+    residuals = [
+        (W_next.T * p_next - claimed_q).applyfunc(sp.expand),
+        (W_next.T * W_next - claimed_M).applyfunc(sp.expand),
+        sp.expand((p_next.T * p_next)[0, 0] - claimed_pi),
+    ]
+    return residuals
+
+
+def derivations() -> list:
+    """This module's records, for :mod:`theory.derivations`."""
+    import sympy as sp
+
+    from theory.foundation.proof import NUMERIC, RECONSTRUCTION, SYMBOLIC, Derivation
+
+    q, G, q_next = sp.symbols("q G q'")
+    alpha, M, pi = sp.symbols("alpha M pi")
+    return [
+        Derivation(
+            "Exact GD step of the query, W^T W and ||p||^2",
+            sp.Eq(q_next, q - alpha * (M + pi) * G + alpha**2 * q * G**2, evaluate=False),
+            RECONSTRUCTION,
+            lambda: step_residuals(2),
+            proof=SYMBOLIC,
+            evidence="the three updates expanded for symbolic 2 x 2 W and vectors p, G",
+            twin="theory.stage2.discrete.step",
+            simulated="verify.sim.engines.reduced.ReducedEngine.step",
+            test="tests/theory/stage2/test_discrete.py::test_the_map_follows_the_simulated_gd",
+        ),
+        Derivation(
+            "Mean-field GD map: its flow limit and the runs it predicts",
+            sp.Eq(sp.Symbol("a'"), sp.Symbol("a") - alpha * sp.Symbol("K h"), evaluate=False),
+            RECONSTRUCTION,
+            proof=NUMERIC,
+            evidence="tests/theory/stage2/test_discrete.py: the map tends to the flow of its "
+            "own variables as alpha -> 0, and follows the d-free GD simulation where GD "
+            "leaves the flow",
+            twin="theory.stage2.horizon.gd_horizon",
+            simulated="verify.sim.engines.dfree.DfreeEngine",
+            test="tests/theory/stage2/test_discrete.py::test_the_map_follows_the_simulated_gd",
+        ),
+    ]

@@ -28,6 +28,7 @@ interpolated in :math:`\log\|\mu\|`:
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 from dataclasses import dataclass, field
@@ -480,14 +481,39 @@ class Horizon:
     metrics: object | None
 
 
-@functools.lru_cache(maxsize=256)
+#: Boundaries already computed, by setting without its ||mu|| (they do not depend on it):
+#: a sweep over ||mu|| computes them once. At most :data:`KEPT` settings are kept.
+_BOUNDARIES: collections.OrderedDict = collections.OrderedDict()
+KEPT = 256
+
+
+def _boundary_key(model: DataModel, training: Training, steps: float) -> tuple:
+    return (model.replace(mu_norm=1.0), training, float(steps))
+
+
+def own_metrics(model: DataModel, training: Training, steps: float):
+    r"""The test metrics at the configuration's own :math:`\|\mu\|` alone (one member)."""
+    table, evolution = _run(model, training, steps, np.array([model.mu_norm]))
+    first = FirstPass(table, evolution, np.zeros(0), np.zeros(0))
+    return test_metrics(model, training, steps, first)
+
+
+@functools.lru_cache(maxsize=KEPT)
 def gd_horizon(model: DataModel, training: Training, steps: float) -> Horizon:
-    """Both boundaries and the test metrics after ``steps`` GD steps: two batches (kept
-    for the last 256 settings: a pure function of them)."""
+    r"""Both boundaries and the test metrics after ``steps`` GD steps: two batches, or (the
+    boundaries of this setting at another :math:`\|\mu\|` known) one member. Pure: the
+    last :data:`KEPT` results are kept."""
+    key = _boundary_key(model, training, steps)
+    if key in _BOUNDARIES:
+        _BOUNDARIES.move_to_end(key)
+        harmful, benign = _BOUNDARIES[key]
+        return Horizon(steps, harmful, benign, own_metrics(model, training, steps))
     first = first_pass(model, training, steps)
-    return Horizon(
-        steps,
+    harmful, benign = (
         harmful_benign(model, training, steps, first),
         benign_not(model, training, steps, first),
-        test_metrics(model, training, steps, first),
     )
+    _BOUNDARIES[key] = (harmful, benign)
+    if len(_BOUNDARIES) > KEPT:
+        _BOUNDARIES.popitem(last=False)
+    return Horizon(steps, harmful, benign, test_metrics(model, training, steps, first))

@@ -22,17 +22,16 @@ TRAINING = Training()
 
 
 def test_switch_time_depends_on_n_snr2_and_memorisation_time_only():
-    """Same n SNR^2, T, rho, eta and kappa0 sigma^2 d / n: the same symmetric mean-field
-    switch time (the preconditioner's growth, O(n x^2 / (kappa0^2 sigma^2 d)), is the only
-    breach; the faster-class correction depends on d and n separately)."""
+    """Same n SNR^2, T, rho, eta and kappa0 sigma^2 d / n: the same mean-field switch time
+    (the preconditioner's growth, O(n x^2 / (kappa0^2 sigma^2 d)), is the only breach)."""
     first = DataModel(d=2000, n=20, mu_norm=100.0)
     second = DataModel(d=1000, n=10, mu_norm=100.0)
     assert first.n * first.snr**2 == pytest.approx(second.n * second.snr**2)
     one = predictions.noisy_switch_time(first, TRAINING)
     two = predictions.noisy_switch_time(second, TRAINING)
-    assert one.mean_field_tau == pytest.approx(two.mean_field_tau, rel=0.02)
+    assert one.tau == pytest.approx(two.tau, rel=0.02)
     three = predictions.noisy_switch_time(DataModel(d=1000, n=20, mu_norm=100.0), TRAINING)
-    assert abs(three.mean_field_tau / one.mean_field_tau - 1) > 0.2  # another n SNR^2
+    assert abs(three.tau / one.tau - 1) > 0.2  # another n SNR^2
 
 
 def test_relevant_selection_equals_the_stage1_argmax_integral():
