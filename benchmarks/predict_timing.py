@@ -35,12 +35,16 @@ IN_PROCESS = """
 import json, sys, time
 from verify.prediction import predict
 from verify.sim.config import preset
-first = time.process_time(); predict(preset("benign", mu_norm=19.0)); first = time.process_time() - first
+started = time.process_time()
+predict(preset("benign", mu_norm=19.0))
+first = time.process_time() - started
 cases = [("harmful", {}), ("benign", {}), ("not-overfitting", {}), ("benign", {"mu_norm": 30.0}),
          ("benign", {"d": 4000}), ("harmful", {"mu_norm": 7.0}), ("benign", {"n": 40})]
 times = []
 for name, changes in cases:
-    started = time.process_time(); predict(preset(name, **changes)); times.append(time.process_time() - started)
+    started = time.process_time()
+    predict(preset(name, **changes))
+    times.append(time.process_time() - started)
 print(json.dumps({"first": first, "after_first": times}))
 """
 
@@ -117,9 +121,7 @@ def main() -> None:
             for name, tree in trees.items():
                 rounds[name].append(measure(tree))
     medians = {name: summary(values) for name, values in rounds.items()}
-    ratios = {
-        key: medians["baseline"][key] / medians["current"][key] for key in medians["current"]
-    }
+    ratios = {key: medians["baseline"][key] / medians["current"][key] for key in medians["current"]}
     for name, values in medians.items():
         print(
             f"{name:>9}: command {values['command_wall']:.2f} s wall, "
