@@ -42,7 +42,7 @@ variance are :func:`theory.stage1.moments.velocity_error`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import sympy as sp
@@ -245,7 +245,7 @@ def kernel_name(name: str, *arguments: str | bool) -> str:
 
 def kernel_expression(name: str, *arguments: str | bool) -> sp.Expr:
     """The SymPy expression of a rate (:data:`KERNELS`)."""
-    builders = {
+    builders: dict[str, Callable[..., sp.Expr]] = {
         "signal_rate": signal_rate,
         "memorisation_rate": lambda noisy: memorisation_rate(noisy=noisy),
         "token_velocity": lambda group, noisy: token_velocity(group, noisy),

@@ -393,6 +393,7 @@ def evolve(
         return Evolution(state, first, settled | (steps <= state.steps))
     a, pi = state.a.copy(), state.pi.copy()
     tau_end, event = alpha * steps, getattr(lead, "event", None)
+    assert handover is not None  # beyond the map only with a hand-over
     for member in np.flatnonzero(settled):
         start = to_flow_state(table, state, int(member))
         logits, beta, pi[member], at = handover(
@@ -438,7 +439,7 @@ def flow_to(
         k4 = _derivative(table, new, math.exp(u + du))
         error = _error(y, new, du, (k1, k2, k3, k4))
         if error <= 1.0:
-            if lead:
+            if lead and before is not None:
                 after = lead(table, new[0])
                 crossing = (before <= 0) & (after > 0) & ~np.isfinite(first)
                 fraction = before[crossing] / (before[crossing] - after[crossing])

@@ -379,8 +379,8 @@ def solve(
     for name in events + ((stop_at,) if stop_at else ()):
         require(name in EVENTS, "events", name, "one of " + ", ".join(EVENTS))
     shape = pop.scores.shape
-    tau0, start = start or initial_state(pop)
-    already = {name: 0.0 for name in events if EVENTS[name][1] * EVENTS[name][0](pop, start) > 0}
+    tau0, first = start or initial_state(pop)
+    already = {name: 0.0 for name in events if EVENTS[name][1] * EVENTS[name][0](pop, first) > 0}
     pending = [name for name in events if name not in already]
     if stop_at in already:
         tau_end = min(tau_end, 2 * tau0)
@@ -397,7 +397,7 @@ def solve(
     solution = solve_ivp(
         rhs,
         (math.log1p(tau0), math.log1p(tau_end)),
-        start.pack(),
+        first.pack(),
         method="DOP853",
         t_eval=u_eval,
         events=handlers or None,

@@ -79,7 +79,7 @@ def crossings(mus: np.ndarray, values: np.ndarray) -> Crossings:
         fraction = values[i] / (values[i] - values[i + 1])
         return float(np.exp(np.log(mus[i]) + fraction * np.log(mus[i + 1] / mus[i])))
 
-    return Crossings(at(up[0]), at(up[-1]), len(changes), False, False)
+    return Crossings(at(int(up[0])), at(int(up[-1])), len(changes), False, False)
 
 
 @dataclass(frozen=True)
