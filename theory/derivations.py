@@ -28,7 +28,7 @@ from theory.foundation.proof import (
 )
 from theory.quadrature import asymptotics, g, gd
 from theory.stage1 import moments, variance
-from theory.stage2 import laws, preconditioner, predictions
+from theory.stage2 import discrete, laws, preconditioner, predictions
 
 #: The modules whose records are collected, in reading order.
 MODULES = (
@@ -43,6 +43,7 @@ MODULES = (
     preconditioner,
     laws,
     predictions,
+    discrete,
     baselines,
     max_margin,
 )

@@ -49,23 +49,28 @@ def test_markdown_rows_say_what_they_test(hand_results):
     assert text.count(summary_line(hand_results)) == 1
 
 
-def test_fields_of_other_kinds_are_shown_when_present(hand_results):
-    """A measurement may carry where its tolerance comes from and the check's power."""
+def test_the_tolerance_source_and_the_power_are_shown_when_recorded(hand_results):
+    """A figure says where the tolerance came from and how far the prediction must move
+    for the verdict to flip, when the result records them, and nothing when it does not."""
     import dataclasses
 
+    from verify.checks.registry import Power
     from verify.checks.report_html import check_figure
 
-    plain = hand_results[0]
-    assert "power" not in check_figure(plain)
-
-    @dataclasses.dataclass(frozen=True)
-    class Richer(type(plain.measurement)):  # type: ignore[misc]
-        tolerance_source: str = "derived"
-        power: float = 0.91
-
-    fields = dataclasses.asdict(plain.measurement)
-    richer = dataclasses.replace(plain, measurement=Richer(**fields))
-    assert "tolerance from: derived; power: 0.91" in check_figure(richer)
+    plain = dataclasses.replace(
+        hand_results[0],
+        measurement=dataclasses.replace(hand_results[0].measurement, tolerance_source=""),
+        power=None,
+    )
+    assert "power" not in check_figure(plain) and "tolerance from" not in check_figure(plain)
+    richer = dataclasses.replace(
+        plain,
+        measurement=dataclasses.replace(plain.measurement, tolerance_source="derived"),
+        power=Power(0.25, float("nan"), 0.5, float("nan"), "fails"),
+    )
+    shown = check_figure(richer)
+    assert "tolerance from: derived" in shown
+    assert "power: verdict flips (fails) at a prediction moved by -0.25 or +: cannot flip" in shown
 
 
 def test_tick_labels_tell_neighbours_apart():

@@ -74,19 +74,14 @@ def ledger_section(ledger: Mapping[str, Any]) -> str:
     )
 
 
-#: Fields a measurement or a result may carry, shown when present: (attribute, label).
-OPTIONAL = (("tolerance_source", "tolerance from"), ("power", "power"))
-
-
 def optional_fields(result: CheckResult) -> str:
-    """The optional fields present on the measurement or the result, as ``; label: value``."""
+    """Where the tolerance came from and the check's power, where recorded, as
+    ``; label: value``."""
     found = []
-    for attribute, label in OPTIONAL:
-        value = getattr(result.measurement, attribute, None)
-        value = getattr(result, attribute, None) if value is None else value
-        if value not in (None, ""):
-            shown = number(value) if isinstance(value, float) else value
-            found.append(f"; {e(label)}: {e(shown)}")
+    if result.measurement.tolerance_source:
+        found.append(f"; tolerance from: {e(result.measurement.tolerance_source)}")
+    if result.power is not None:
+        found.append(f"; power: {e(result.power.describe())}")
     return "".join(found)
 
 

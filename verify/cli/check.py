@@ -123,7 +123,8 @@ def register(commands: Any) -> None:
         "the claim ledger",
         formatter_class=HelpFormatter,
         description="Run every registered check (predictions of the theory against "
-        "simulations, each with its expectation and an a priori tolerance), "
+        "simulations, each with its expectation, a tolerance that says where it came from, "
+        "and its power: how far the prediction must move for the verdict to flip), "
         "print the table in three groups and write report.md, report.json and report.html "
         "(the claim ledger on top) and the ledger with its statuses from this run "
         "(ledger.json, ledger.md). "
@@ -135,8 +136,8 @@ def register(commands: Any) -> None:
     check.add_argument(
         "--mutations",
         action="store_true",
-        help="also run each check on wrong inputs (a wrong prediction, an "
-        "untrained simulation), print the table and write "
+        help="also run each check on wrong inputs (its prediction shifted by twice its "
+        "tolerance, down and up; an untrained simulation), print the table and write "
         "mutations.json; exit 1 if a check does not fail on them",
     )
     add_output_flags(check, required=False, default="verification", what="report")
