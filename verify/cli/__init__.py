@@ -9,10 +9,10 @@ when it runs.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 
-from verify.cli import check, experiments, predict, realworld, run
 from verify.cli.common import HelpFormatter, Parser, run_command
 
 DESCRIPTION = (
@@ -21,25 +21,53 @@ DESCRIPTION = (
     "model, check the theory's predictions, reproduce the paper's experiments."
 )
 
+#: The command modules in the order of ``--help``, and the commands each registers.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "run": ("run", "assumptions"),
+    "predict": ("predict",),
+    "check": ("check",),
+    "experiments": (
+        "reproduce",
+        "phase-diagram",
+        "sweep-boundaries",
+        "longtime",
+        "max-margin",
+        "precision",
+    ),
+    "realworld": ("realworld",),
+}
+#: Modules whose ``register`` reads the command line (the defaults ``--help`` shows).
+READS_ARGV = ("run", "predict")
 
-def build_parser(argv: Sequence[str] = ()) -> Parser:
-    """The parser (``argv`` only decides the defaults ``run --preset X --help`` shows)."""
+
+def modules_for(argv: Sequence[str]) -> list[str]:
+    """The command modules a command line needs: the one that registers its command, or
+    all of them (top-level help, or a command no module registers, which argparse then
+    names among the choices)."""
+    named = [module for module, commands in COMMANDS.items() if argv and argv[0] in commands]
+    return named or list(COMMANDS)
+
+
+def build_parser(argv: Sequence[str] = (), complete: bool = True) -> Parser:
+    """The parser (``argv`` decides the defaults ``run --preset X --help`` shows and,
+    unless ``complete``, which command modules are imported: only the named command's)."""
     parser = Parser(prog="python -m verify", description=DESCRIPTION, formatter_class=HelpFormatter)
     commands = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )
-    run.register(commands, argv)
-    predict.register(commands, argv)
-    check.register(commands)
-    experiments.register(commands)
-    realworld.register(commands)
+    for name in COMMANDS if complete else modules_for(argv):
+        module = importlib.import_module(f"verify.cli.{name}")
+        if name in READS_ARGV:
+            module.register(commands, argv)
+        else:
+            module.register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; returns the exit status (2 for any input error, with one line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv)
+    parser = build_parser(argv, complete=False)
     try:
         args = run_command(parser.parse_args, argv)
     except SystemExit as done:  # --help, or an argparse error already printed as one line

@@ -1,7 +1,9 @@
 """``check``: every registered prediction against its simulation, a table and a report.
 
 The exit status is 0 exactly when nothing is unexpected (every check agrees, or disagrees
-as registered); 1 when a check fails unexpectedly or a registered disagreement now agrees.
+as registered); 1 when a check fails unexpectedly or a registered disagreement now agrees;
+130 or 143 when Ctrl-C or SIGTERM stopped it (the evidence that finished is kept in
+``OUT/evidence`` and the same command resumes from it).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from verify.cli.common import HelpFormatter, add_executor_flags, add_output_flags
@@ -20,42 +23,17 @@ REPORT_FILES = ("report.md", "report.json", "mutations.json")
 def command_check(args: argparse.Namespace) -> int:
     from verify.output.files import prepare_output_dir
 
-    prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
-    from verify.checks.report import console_table, summary_line, write_report
-    from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
-    from verify.runtime.interrupts import exit_status, sigterm_as_interrupt
-
+    out = prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
     executor = executor_settings(args)
     executor.check_reachable()
-    bar: Any = None
-    if not args.no_progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc="runs", unit="run", dynamic_ncols=True, file=sys.stderr)
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if bar is None:
-            return
-        if bar.desc != stage:
-            bar.set_description(stage)
-            bar.reset(total=total)
-        bar.total = total
-        bar.update(done - bar.n)
-
     started = time.perf_counter()
-    try:
-        with sigterm_as_interrupt(), executor.make() as pool:
-            plan = QUICK if args.quick else FULL
-            checks = checks_for(plan)
-            evidence = collect(plan, pool, progress)
-            results = judge(checks, evidence, progress)
-    except KeyboardInterrupt as interrupt:
-        print("\ninterrupted: no report written", file=sys.stderr)
-        return exit_status(interrupt)
-    finally:
-        if bar is not None:
-            bar.close()
+    outcome = checked(args, out, executor)
+    if isinstance(outcome, int):  # interrupted: what was kept is printed
+        return outcome
+    results, checks, evidence = outcome
     wall = time.perf_counter() - started
+    from verify.checks.report import console_table, summary_line, write_report
+
     print(console_table(results))
     write_report(
         results, args.out, {"mode": "quick" if args.quick else "full", "wall_seconds": wall}
@@ -66,6 +44,98 @@ def command_check(args: argparse.Namespace) -> int:
         unexpected |= not report_mutations(checks, evidence, args.out)
     print(summary_line(results))
     return 1 if unexpected else 0
+
+
+def progress_bar(disabled: bool) -> Any:
+    """A bar on stderr whose description follows the stage (``None`` when disabled)."""
+    if disabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(desc="runs", unit="run", dynamic_ncols=True, file=sys.stderr)
+
+
+def checked(args: argparse.Namespace, out: Path, executor: Any) -> tuple | int:
+    """Plan, collect (resuming from ``OUT/evidence``) and judge: the results, checks and
+    evidence. The checks are bound to the theory's predictions in a thread while the
+    workers collect the evidence. An interrupt stops the workers, prints what was kept and
+    gives the exit status (130 Ctrl-C, 143 SIGTERM)."""
+    mode = "quick" if args.quick else "full"
+    print(f"check ({mode}): planning the evidence from the checks' needs", file=sys.stderr)
+    from verify.checks.collection import EvidenceStore, kept_message
+    from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
+    from verify.runtime.interrupts import exit_status, reason, sigterm_as_interrupt
+
+    plan = QUICK if args.quick else FULL
+    store = EvidenceStore(out / "evidence")
+    total, kept = len(plan.points()), store.kept(plan)
+    print(
+        f"check ({mode}): {total} evidence points, {kept} kept in {store.directory}, "
+        f"the rest on {describe(executor)}",
+        file=sys.stderr,
+        flush=True,
+    )
+    bar = progress_bar(args.no_progress)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if bar is None:
+            return
+        if bar.desc != stage:
+            bar.set_description(stage)
+            bar.reset(total=total)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        with sigterm_as_interrupt(), executor.make() as pool:
+            binding = in_thread(checks_for, plan)
+            evidence = collect(plan, pool, progress, store)
+            checks = binding()
+            return judge(checks, evidence, progress), checks, evidence
+    except KeyboardInterrupt as interrupt:
+        if bar is not None:
+            bar.close()
+        print(
+            f"\ninterrupted ({reason(interrupt)}): {kept_message(store, plan)}; no report written",
+            file=sys.stderr,
+        )
+        return exit_status(interrupt)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def describe(executor: Any) -> str:
+    if executor.scheduler:
+        return f"the Dask scheduler {executor.scheduler}"
+    if executor.workers == 0:
+        return "this process"
+    return f"{executor.workers} worker processes"
+
+
+def in_thread(function: Any, *arguments: Any) -> Any:
+    """Start ``function(*arguments)`` in a daemon thread; returns a call that waits for it
+    and gives its result (or raises its exception)."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function(*arguments)
+        except BaseException as error:  # re-raised in the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name=f"{function.__name__}", daemon=True)
+    thread.start()
+
+    def result() -> Any:
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    return result
 
 
 def report_mutations(checks: Any, evidence: Any, out: str) -> bool:
@@ -89,6 +159,9 @@ def register(commands: Any) -> None:
         description="Run every registered check (predictions of the theory against "
         "simulations, each with its expectation and an a priori tolerance), "
         "print the table in three groups and write report.md and report.json. "
+        "Each evidence point is kept in OUT/evidence as it finishes (keyed by the point "
+        "and the source code): Ctrl-C or SIGTERM stops the workers at once, and the same "
+        "command resumes from what was kept. "
         "Exit status 0 exactly when nothing is unexpected.",
     )
     check.add_argument(
