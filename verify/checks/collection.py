@@ -88,13 +88,16 @@ class EvidenceStore:
         key = self.key(point)
         return self.results.load(key)["result"] if self.results.has(key) else None
 
-    def save(self, point: Mapping[str, Any], outcome: Mapping[str, Any]) -> None:
+    def save(self, point: Mapping[str, Any], outcome: Mapping[str, Any]) -> Any:
+        """Keep ``point``'s outcome; returns its result as kept (its JSON form)."""
         from verify.output.provenance import provenance
 
         if self.versions is None:
             self.versions = provenance()
         key = self.key(point)
-        self.results.save(key, make_record(evidence_point, key, point, outcome, self.versions))
+        record = make_record(evidence_point, key, point, outcome, self.versions)
+        self.results.save(key, record)
+        return record["result"]
 
 
 def collect_evidence(
@@ -120,9 +123,8 @@ def collect_evidence(
     def keep(position: int, outcome: Mapping[str, Any]) -> None:
         nonlocal done
         index = todo[position]
-        if store is not None:
-            store.save(points[index], outcome)
-        results[index] = canonical(outcome["result"])
+        kept = store.save(points[index], outcome) if store is not None else None
+        results[index] = canonical(outcome["result"]) if kept is None else kept
         done += 1
         if progress:
             progress(done, len(points))

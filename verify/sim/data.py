@@ -140,8 +140,11 @@ def generate(config: RunConfig, reuse_noise: bool = False) -> Dataset:
     )
 
 
+@lru_cache(maxsize=1024)
 def noise_config(config: RunConfig) -> RunConfig:
-    """``config`` with every field the noise does not depend on at its default (cache key)."""
+    """``config`` with every field the noise does not depend on at its default (cache key;
+    remembered, since a batch asks for it several times a run and building a validated
+    configuration costs a few milliseconds)."""
     m = config.model
     return RunConfig.build(
         seed=config.seed,
