@@ -3,7 +3,8 @@
 Every point of an :class:`~verify.checks.evidence.EvidencePlan` (one seed of a preset
 with the runs on its draw, or one boundary scan) is computed once and kept: a point's
 record is written the moment it arrives to ``<directory>/<key>.json``
-(:class:`~verify.runtime.store.ResultStore`, keyed by the point's content), so a check
+(:class:`~verify.runtime.store.ResultStore`, keyed by the point's content and the source
+code that computes it, :func:`source_fingerprint`), so a check
 stopped by Ctrl-C or SIGTERM resumes where it stopped, and a rerun reads the points it
 finds instead of computing them. The evidence is assembled from the records in one form
 whether they were computed now or read back (their JSON form), so a resumed check reports
