@@ -42,3 +42,27 @@ def test_quick_check_writes_report(tmp_path, monkeypatch, quick_evidence, capsys
     assert '<table id="ledger-table">' in (tmp_path / "report.html").read_text()
     printed = capsys.readouterr()
     assert printed.out.count(report["summary"]) == 1 and "\r" not in printed.err
+
+
+def test_a_command_line_builds_only_its_commands_parser():
+    """Each command module registers exactly the commands listed for it, and a command line
+    imports the module of its command alone (the run path stays cheap to import)."""
+    import subprocess
+    import sys
+
+    from verify.cli import COMMANDS, build_parser
+
+    for module, commands in COMMANDS.items():
+        parser = build_parser([commands[0]], complete=False)
+        assert tuple(parser._subparsers._group_actions[0].choices) == commands, module
+    assert tuple(build_parser()._subparsers._group_actions[0].choices) == tuple(
+        command for commands in COMMANDS.values() for command in commands
+    )
+    probe = (
+        "import sys; from verify.cli import main; main(['assumptions']); "
+        "print(sorted(m for m in ('verify.cli.check', 'verify.cli.experiments', "
+        "'verify.cli.realworld', 'verify.cli.predict') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

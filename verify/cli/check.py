@@ -1,7 +1,9 @@
 """``check``: every registered prediction against its simulation, a table and a report.
 
 The exit status is 0 exactly when nothing is unexpected (every check agrees, or disagrees
-as registered); 1 when a check fails unexpectedly or a registered disagreement now agrees.
+as registered); 1 when a check fails unexpectedly or a registered disagreement now agrees;
+130 or 143 when Ctrl-C or SIGTERM stopped it (the evidence that finished is kept in
+``OUT/evidence`` and the same command resumes from it).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from verify.cli.common import HelpFormatter, add_executor_flags, add_output_flags
@@ -27,36 +30,17 @@ REPORT_FILES = (
 def command_check(args: argparse.Namespace) -> int:
     from verify.output.files import prepare_output_dir
 
-    prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
-    from verify.checks.report import console_table, summary_line
-    from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
-    from verify.runtime.interrupts import exit_status, sigterm_as_interrupt
-    from verify.runtime.progress import Stages
-
+    out = prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
     executor = executor_settings(args)
     executor.check_reachable()
-    plan = QUICK if args.quick else FULL
-    points = plan.points()
-    print(
-        f"check: {'quick' if args.quick else 'full'} plan, {len(points)} groups of runs on "
-        f"{executor.workers or 1} worker(s)",
-        file=sys.stderr,
-        flush=True,
-    )
-    stages = Stages({"runs": "group", "checks": "check"}, enabled=not args.no_progress)
     started = time.perf_counter()
-    try:
-        with sigterm_as_interrupt(), executor.make() as pool:
-            checks = checks_for(plan)
-            stages.start("runs", len(points), predicted_seconds(points, executor.workers))
-            evidence = collect(plan, pool, stages)
-            results = judge(checks, evidence, stages)
-    except KeyboardInterrupt as interrupt:
-        print("\ninterrupted: no report written", file=sys.stderr)
-        return exit_status(interrupt)
-    finally:
-        stages.close()
+    outcome = checked(args, out, executor)
+    if isinstance(outcome, int):  # interrupted: what was kept is printed
+        return outcome
+    results, checks, evidence = outcome
     wall = time.perf_counter() - started
+    from verify.checks.report import console_table, summary_line
+
     print(console_table(results))
     write_all(results, args, wall)
     unexpected = any(r.verdict.unexpected for r in results)
@@ -103,6 +87,78 @@ def predicted_seconds(points: list[dict[str, Any]], workers: int | None) -> floa
     return seconds / max(workers or 1, 1) if seconds > 0 else None
 
 
+def checked(args: argparse.Namespace, out: Path, executor: Any) -> tuple | int:
+    """Plan, collect (resuming from ``OUT/evidence``) and judge: the results, checks and
+    evidence. The checks are bound to the theory's predictions in a thread while the
+    workers collect the evidence. An interrupt stops the workers, prints what was kept and
+    gives the exit status (130 Ctrl-C, 143 SIGTERM)."""
+    mode = "quick" if args.quick else "full"
+    print(f"check ({mode}): planning the evidence from the checks' needs", file=sys.stderr)
+    from verify.checks.collection import EvidenceStore, kept_message
+    from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
+    from verify.runtime.interrupts import exit_status, reason, sigterm_as_interrupt
+    from verify.runtime.progress import Stages
+
+    plan = QUICK if args.quick else FULL
+    store = EvidenceStore(out / "evidence")
+    points = plan.points()
+    print(
+        f"check ({mode}): {len(points)} evidence points, {store.kept(plan)} kept in "
+        f"{store.directory}, the rest on {describe(executor)}",
+        file=sys.stderr,
+        flush=True,
+    )
+    stages = Stages({"runs": "group", "checks": "check"}, enabled=not args.no_progress)
+    try:
+        with sigterm_as_interrupt(), executor.make() as pool:
+            binding = in_thread(checks_for, plan)
+            stages.start("runs", len(points), predicted_seconds(points, executor.workers))
+            evidence = collect(plan, pool, stages, store)
+            checks = binding()
+            return judge(checks, evidence, stages), checks, evidence
+    except KeyboardInterrupt as interrupt:
+        print(
+            f"\ninterrupted ({reason(interrupt)}): {kept_message(store, plan)}; no report written",
+            file=sys.stderr,
+        )
+        return exit_status(interrupt)
+    finally:
+        stages.close()
+
+
+def describe(executor: Any) -> str:
+    if executor.scheduler:
+        return f"the Dask scheduler {executor.scheduler}"
+    if executor.workers == 0:
+        return "this process"
+    return f"{executor.workers} worker processes"
+
+
+def in_thread(function: Any, *arguments: Any) -> Any:
+    """Start ``function(*arguments)`` in a daemon thread; returns a call that waits for it
+    and gives its result (or raises its exception)."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function(*arguments)
+        except BaseException as error:  # re-raised in the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name=f"{function.__name__}", daemon=True)
+    thread.start()
+
+    def result() -> Any:
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    return result
+
+
 def report_mutations(checks: Any, evidence: Any, out: str) -> bool:
     """Print and write (mutations.json) each check on its wrong inputs; True when every
     check fails on each of them."""
@@ -128,6 +184,9 @@ def register(commands: Any) -> None:
         "print the table in three groups and write report.md, report.json and report.html "
         "(the claim ledger on top) and the ledger with its statuses from this run "
         "(ledger.json, ledger.md). "
+        "Each evidence point is kept in OUT/evidence as it finishes (keyed by the point "
+        "and the source code): Ctrl-C or SIGTERM stops the workers at once, and the same "
+        "command resumes from what was kept. "
         "Exit status 0 exactly when nothing is unexpected.",
     )
     check.add_argument(

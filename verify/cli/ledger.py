@@ -56,7 +56,10 @@ def command_ledger(args: argparse.Namespace) -> int:
     if args.out:
         prepare_output_dir(args.out, overwrite=args.overwrite, guarded=LEDGER_FILES)
     if args.check:
-        found = problems(all_claims(), command_ok=lambda c: command_exists(args.parser, c))
+        from verify.cli import build_parser  # the package builds this module's parser
+
+        every = build_parser()  # every command's parser, to check the claims' command lines
+        found = problems(all_claims(), command_ok=lambda c: command_exists(every, c))
         for problem in found:
             print(f"ledger: {problem}", file=sys.stderr)
         if found:

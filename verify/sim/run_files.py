@@ -2,9 +2,10 @@ r"""A run's files: ``config.json``, ``summary.json``, ``history.csv``, ``attenti
 ``gaps.csv``.
 
 While the run goes on, each log point's history row is appended to
-``history.partial.csv`` and flushed, so a run killed outright keeps everything up to its
-last log point; when the run ends (completed, interrupted or failed) every file is
-written atomically and the partial file is removed.
+``history.partial.csv`` and flushed as soon as it is complete (log points are completed
+in batches of :data:`~verify.sim.simulate.FLUSH_POINTS`), so a run killed outright keeps
+everything up to its last completed batch; when the run ends (completed, interrupted or
+failed) every file is written atomically and the partial file is removed.
 
 Tables are tidy, one row per log point and sample: ``attention.csv`` has the attention
 probability of each token position (columns ``p_t<t>_<group>``), ``gaps.csv`` the gap
