@@ -18,9 +18,13 @@ REPORT_FILES = ("report.md", "report.json", "mutations.json")
 
 
 def command_check(args: argparse.Namespace) -> int:
-    from verify.output.files import prepare_output_dir
+    from verify.output.claim import claim_output
 
-    prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
+    with claim_output(args.out, overwrite=args.overwrite, guarded=REPORT_FILES):
+        return _check(args)
+
+
+def _check(args: argparse.Namespace) -> int:
     from verify.checks.report import console_table, summary_line, write_report
     from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
     from verify.runtime.interrupts import exit_status, sigterm_as_interrupt

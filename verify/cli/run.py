@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +19,7 @@ from verify.cli.common import (
 )
 from verify.sim.config import PRESETS, RunConfig, parameter_specs, preset
 from verify.sim.engines.registry import engines_where, spoken
+from verify.sim.resources import CONFIRM_SECONDS
 
 #: Fields that external data (``--data-from``) fixes.
 DATA_SHAPE = ("n", "T", "d", "test_size")
@@ -104,18 +107,41 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from verify.output.files import prepare_output_dir
-    from verify.runtime.interrupts import sigterm_as_interrupt
-    from verify.sim.resources import check_memory
-    from verify.sim.run_files import RUN_FILES, RunWriter
-    from verify.sim.simulate import RunStatus, simulate
+    from verify.sim.resources import check_cost, check_memory, cost_line
 
     config, data, W0 = _configuration(args)
     check_memory(config)
-    writer = None
-    if args.out:
-        prepare_output_dir(args.out, overwrite=args.overwrite, guarded=RUN_FILES)
-        writer = RunWriter(args.out)
+    check_cost(config, confirmed=args.yes)
+    if not args.out:
+        print(cost_line(config), file=sys.stderr)
+        return _train(args, config, data, W0, None)
+    from verify.output.claim import claim_output
+    from verify.sim.run_files import RUN_FILES, RunWriter
+
+    with claim_output(args.out, overwrite=args.overwrite, guarded=RUN_FILES) as out:
+        print(cost_line(config), file=sys.stderr)
+        keep_partial_history(out)
+        return _train(args, config, data, W0, RunWriter(out))
+
+
+def keep_partial_history(out: Any) -> None:
+    """A partial history an earlier, killed run left in ``out`` is moved aside (to a
+    name with its time), never overwritten; the move is announced."""
+    from verify.sim.run_files import PARTIAL_HISTORY
+
+    partial = out / PARTIAL_HISTORY
+    if not partial.exists():
+        return
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(partial.stat().st_mtime))
+    aside = out / f"history.partial.{stamp}.{os.getpid()}.csv"
+    os.replace(partial, aside)
+    print(f"note: an earlier run's partial history was moved to {aside}", file=sys.stderr)
+
+
+def _train(args: argparse.Namespace, config: RunConfig, data: Any, W0: Any, writer: Any) -> int:
+    from verify.runtime.interrupts import sigterm_as_interrupt
+    from verify.sim.simulate import RunStatus, simulate
+
     with sigterm_as_interrupt():
         result = simulate(
             config,
@@ -199,6 +225,12 @@ def register(commands: Any, argv: Sequence[str]) -> None:
     )
     add_output_flags(run, required=False, what="run's files")
     add_progress_flag(run)
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help=f"run even when the estimate (printed before the run) exceeds "
+        f"{CONFIRM_SECONDS / 60:g} min; without it such a run is refused before any work",
+    )
     run.set_defaults(handler=command_run)
 
     assumptions = commands.add_parser(

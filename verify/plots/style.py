@@ -7,9 +7,11 @@ importing a figure module costs no matplotlib.
 
 from __future__ import annotations
 
-import os
+import io
 from pathlib import Path
 from typing import Any
+
+from verify.output.files import atomic_write_bytes
 
 #: Resolution of the PNG files (the PDF files are vector).
 DPI = 130
@@ -26,14 +28,15 @@ def pyplot() -> Any:
 
 
 def save_figure(figure: Any, directory: Path, name: str) -> list[Path]:
-    """Save ``figure`` as PNG and PDF (temporary name, then rename) and close it."""
+    """Save ``figure`` as PNG and PDF (each rendered in memory, then written to a unique
+    temporary name and renamed into place) and close it."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for suffix in (".png", ".pdf"):
         path = directory / f"{name}{suffix}"
-        temporary = directory / f".{name}.tmp{suffix}"
-        figure.savefig(temporary, dpi=DPI)
-        os.replace(temporary, path)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, dpi=DPI, format=suffix[1:])
+        atomic_write_bytes(path, buffer.getvalue())
         written.append(path)
     pyplot().close(figure)
     return written

@@ -21,6 +21,9 @@ the parameter whose value drives the estimate named in the message.
 from __future__ import annotations
 
 import os
+import resource
+from collections.abc import Callable
+from pathlib import Path
 
 from theory.foundation.validation import InvalidParameter
 from verify.sim.config import RunConfig, preset
@@ -29,7 +32,31 @@ from verify.sim.engines.traits import FLOAT, EngineTraits
 
 
 def available_memory() -> int:
-    """Bytes of memory available to a new allocation (``MemAvailable`` on Linux)."""
+    """Bytes a new allocation of this process can take: the smallest of the memory the
+    machine has available (``MemAvailable`` on Linux), what the address-space limit
+    (``RLIMIT_AS``, ``ulimit -v``) leaves above this process's current size, and what
+    the memory limit of its control group (cgroup v2 ``memory.max``, v1
+    ``memory.limit_in_bytes``, at every level up to the root) leaves above the group's
+    current use."""
+    return min(memory_limits().values())
+
+
+def memory_limits() -> dict[str, int]:
+    """Each limit on a new allocation that applies here, in bytes (see
+    :func:`available_memory`): ``"available"`` always, ``"address space"`` and
+    ``"cgroup"`` when set."""
+    limits = {"available": machine_available()}
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        limits["address space"] = max(soft - status_bytes("VmSize"), 0)
+    group = cgroup_headroom()
+    if group is not None:
+        limits["cgroup"] = group
+    return limits
+
+
+def machine_available() -> int:
+    """``MemAvailable`` (Linux), else the free physical pages."""
     try:
         with open("/proc/meminfo", encoding="ascii") as stream:
             for line in stream:
@@ -38,6 +65,72 @@ def available_memory() -> int:
     except OSError:
         pass
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def status_bytes(field: str) -> int:
+    """A size from ``/proc/self/status`` (``VmSize``, ``VmRSS``, ``VmHWM``) in bytes (0
+    where there is no such file)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as stream:
+            for line in stream:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def resident_bytes() -> int:
+    """This process's resident size now."""
+    return status_bytes("VmRSS")
+
+
+def peak_resident_bytes() -> int:
+    """This process's peak resident size (since start, or since ``/proc/self/clear_refs``
+    was written ``5``)."""
+    return status_bytes("VmHWM")
+
+
+#: A cgroup limit at or above this is no limit.
+UNLIMITED = 2**60
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def cgroup_headroom(root: Path = CGROUP_ROOT) -> int | None:
+    """The least ``limit - use`` over this process's memory cgroup and its ancestors
+    (``None`` when no limit is set, or outside Linux)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text(encoding="ascii").splitlines()
+    except OSError:
+        return None
+    headrooms = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":  # v2: one unified hierarchy
+            files, base = ("memory.max", "memory.current"), root
+        elif "memory" in controllers.split(","):  # v1
+            files, base = ("memory.limit_in_bytes", "memory.usage_in_bytes"), root / "memory"
+        else:
+            continue
+        headrooms += _headrooms(base, path, files)
+    return min(headrooms) if headrooms else None
+
+
+def _headrooms(base: Path, path: str, files: tuple[str, str]) -> list[int]:
+    """``limit - use`` at every level of ``path`` under ``base`` that sets a limit (a
+    namespaced mount shows the group at ``base`` itself)."""
+    out = []
+    parts = [part for part in path.split("/") if part]
+    for depth in range(len(parts), -1, -1):
+        directory = base.joinpath(*parts[:depth])
+        try:
+            limit_text = (directory / files[0]).read_text(encoding="ascii").strip()
+            use = int((directory / files[1]).read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            continue
+        if limit_text != "max" and int(limit_text) < UNLIMITED:
+            out.append(max(int(limit_text) - use, 0))
+    return out
 
 
 def estimated_bytes(config: RunConfig, log_points: int | None = None, runs: int = 1) -> int:
@@ -57,33 +150,101 @@ def estimated_bytes(config: RunConfig, log_points: int | None = None, runs: int 
     return int(data + records + state)
 
 
-SIZES = ("d", "n", "T", "test_size", "log_geometric")
+#: The fields whose values size a run, in the order a refusal looks for the culprit.
+SIZES = (
+    "d",
+    "n",
+    "T",
+    "test_size",
+    "attention_test_samples",
+    "log_geometric",
+    "log_every",
+    "steps",
+    "mp_dps",
+)
+
+
+def culprit(config: RunConfig, measure: Callable[[RunConfig], float]) -> str:
+    """The size field (:data:`SIZES`) whose change to its default (or, for a larger
+    value, to the default) lowers ``measure`` most; ``"engine"`` when none lowers it."""
+    defaults, values, need = RunConfig().flat(), config.flat(), measure(config)
+    savings = {}
+    for name in SIZES:
+        # log_every's default, 0, means about 100 points: the fewest it can mean
+        moved = defaults[name] if name == "log_every" else min(values[name], defaults[name])
+        if moved == values[name]:
+            continue
+        try:
+            savings[name] = need - measure(config.replace(**{name: moved}))
+        except InvalidParameter:
+            continue
+    best = max(savings, key=savings.__getitem__, default=None)
+    return best if best is not None and savings[best] > 0 else "engine"
 
 
 def check_memory(config: RunConfig, available: int | None = None, runs: int = 1) -> None:
     """:class:`InvalidParameter` when the run (or ``runs`` of them trained together) would
-    not fit in the available memory, naming the size whose reduction to its default
-    shrinks the estimate most."""
+    not fit in the available memory (:func:`available_memory`), naming the size whose
+    reduction to its default shrinks the estimate most."""
     need = estimated_bytes(config, runs=runs)
-    free = available_memory() if available is None else available
+    limits = memory_limits() if available is None else {"available": available}
+    free = min(limits.values())
     if need <= free:
         return
-    defaults = RunConfig()
-    savings = {}
-    for name in SIZES:
-        smaller = min(config.flat()[name], defaults.flat()[name])
-        try:
-            savings[name] = need - estimated_bytes(config.replace(**{name: smaller}), runs=runs)
-        except InvalidParameter:
-            continue
-    culprit = max(savings, key=savings.__getitem__)
+    name = culprit(config, lambda c: estimated_bytes(c, runs=runs))
+    which = min(limits, key=limits.__getitem__)
+    bound = "are available" if which == "available" else f"are left under the {which} limit"
     raise InvalidParameter(
-        culprit,
-        config.flat()[culprit],
+        name,
+        config.flat()[name],
         f"a value for which the {config.solver.engine} engine's "
         f"{'run fits' if runs == 1 else f'{runs} runs trained together fit'} "
-        f"in memory (about {need / 2**30:.3g} GiB needed; "
-        f"{free / 2**30:.3g} GiB are available)",
+        f"in memory (about {need / 2**30:.3g} GiB needed; {free / 2**30:.3g} GiB {bound})",
+    )
+
+
+#: Estimated seconds above which a run waits for a confirmation (``--yes``).
+CONFIRM_SECONDS = 600.0
+
+
+def estimated_seconds(config: RunConfig) -> float:
+    """A run's estimated time on one core, from its engine's cost
+    (:attr:`~verify.sim.engines.traits.EngineTraits.cost`, at the rates of
+    :mod:`verify.sim.engines.traits`)."""
+    return engine_traits(config.solver.engine).cost(config).seconds
+
+
+def cost_line(config: RunConfig) -> str:
+    """What a run will take, in one line: time and memory, each an estimate."""
+    cost = engine_traits(config.solver.engine).cost(config)
+    integrates = engine_traits(config.solver.engine).integrates
+    unit = "solver steps (estimated)" if integrates == "flow" else "GD steps"
+    return (
+        f"estimate: about {duration(cost.seconds)} on one core ({config.solver.engine} "
+        f"engine: set-up {duration(cost.setup.seconds)}, {cost.steps:.3g} {unit} of "
+        f"{duration(cost.step.seconds)}) and {size(estimated_bytes(config))} of memory "
+        f"({size(available_memory())} available)"
+    )
+
+
+def check_cost(config: RunConfig, confirmed: bool, limit: float = CONFIRM_SECONDS) -> None:
+    """:class:`InvalidParameter` when the run is estimated to take longer than ``limit``
+    seconds and was not ``confirmed`` (``--yes``), naming the size that drives the
+    estimate (or the engine)."""
+    seconds = estimated_seconds(config)
+    if confirmed or seconds <= limit:
+        return
+    name = culprit(config, estimated_seconds)
+    engine = config.solver.engine
+    what = (
+        f"an engine whose run at this setting is estimated under {duration(limit)}"
+        if name == "engine"
+        else f"a value for which the {engine} engine's run is estimated under {duration(limit)}"
+    )
+    raise InvalidParameter(
+        name,
+        config.flat()[name],
+        f"{what} ({engine}: about {duration(seconds)} estimated here), or --yes to run it anyway",
     )
 
 
@@ -153,4 +314,16 @@ def engine_table() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["available_memory", "estimated_bytes", "check_memory", "engine_table"]
+__all__ = [
+    "available_memory",
+    "memory_limits",
+    "resident_bytes",
+    "peak_resident_bytes",
+    "estimated_bytes",
+    "check_memory",
+    "estimated_seconds",
+    "cost_line",
+    "check_cost",
+    "CONFIRM_SECONDS",
+    "engine_table",
+]

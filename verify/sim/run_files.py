@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,7 @@ class RunWriter:
             self._stream = open(self._partial, "w", encoding="utf-8", newline="")  # noqa: SIM115
             self._writer = csv.writer(self._stream, lineterminator="\n")
             self._writer.writerow(list(row))
-        self._writer.writerow([f"{value:.17g}" for value in row.values()])
+        self._writer.writerow(["" if math.isnan(v) else f"{v:.17g}" for v in row.values()])
         self._stream.flush()
 
     def finish(self, result: RunResult) -> Path:
@@ -119,11 +120,18 @@ def write_run(result: RunResult, out: str | Path) -> Path:
     return RunWriter(out).finish(result)
 
 
+def _cell(text: str) -> float:
+    """A history cell: a number, or NaN for an empty (missing) cell."""
+    return float(text) if text.strip() else math.nan
+
+
 def read_history(path: str | Path) -> History:
     """A ``history.csv`` (or ``history.partial.csv``) read back as a :class:`History`."""
     text = Path(path).read_text(encoding="utf-8")
     header = text.split("\n", 1)[0].split(",")
-    values = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
+    values = np.loadtxt(
+        io.StringIO(text), delimiter=",", skiprows=1, ndmin=2, converters=_cell, dtype=np.float64
+    )
     return History(header, values.reshape(-1, len(header)))
 
 
