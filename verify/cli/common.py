@@ -92,6 +92,8 @@ def scalar(text: str, constraint: Constraint) -> Any:
             return exact_number(text.strip()) if isinstance(constraint, Integer) else float(text)
         except ValueError:
             return text
+    if isinstance(constraint, Boolean):
+        return {"true": True, "false": False}.get(text.strip().lower(), text)
     return text
 
 
@@ -141,6 +143,9 @@ class ParameterAction(argparse.Action):
 def flag_help(help_text: str, constraint: Constraint, default: Any) -> str:
     """Help text with the choices and the default spelled out (no markup)."""
     parts = [help_text]
+    if isinstance(constraint, Optional) and constraint.meaning:
+        parts.append(f"none: {constraint.meaning}")
+        constraint = constraint.inner
     if isinstance(constraint, Options):
         parts.append(f"choices: {', '.join(constraint.choices)}")
     if default is not None and not isinstance(constraint, Boolean):
@@ -160,6 +165,8 @@ def metavar(constraint: Constraint) -> str:
         return "X"
     if isinstance(constraint, Options):
         return "{" + ",".join(constraint.choices) + "}"
+    if isinstance(constraint, Boolean):
+        return "{true,false}"
     return "TEXT"
 
 
@@ -170,11 +177,14 @@ def add_parameter(
     help_text: str,
     default: Any = None,
     flag: str | None = None,
+    unset: Any = None,
+    required: bool = False,
 ) -> None:
     """One flag for a validated parameter (``--name-with-dashes``); the parsed value is
-    ``None`` unless given, so that defaults stay with the settings object."""
+    ``unset`` (``None``, or ``argparse.SUPPRESS`` where ``none`` is a value the flag may
+    set) unless given, so that defaults stay with the settings object."""
     option = flag or "--" + name.replace("_", "-")
-    if isinstance(constraint, Boolean):
+    if isinstance(constraint, Boolean) and unset is None:
         group.add_argument(
             option,
             dest=name,
@@ -188,7 +198,8 @@ def add_parameter(
         dest=name,
         action=ParameterAction,
         constraint=constraint,
-        default=None,
+        default=unset,
+        required=required,
         metavar=metavar(constraint),
         help=flag_help(help_text, constraint, default),
     )

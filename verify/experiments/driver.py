@@ -89,10 +89,16 @@ def check_before_work(experiment: Experiment, out: Path, executor: Any) -> None:
 
 
 def write_tables(out: Path, output: ExperimentOutput) -> list[Path]:
+    """The tables with rows (an empty one is not written, and an earlier file of that name
+    is removed: the record lists it under ``empty_tables``) and the Markdown summaries."""
     tables = out / "tables"
     written: list[Path] = []
     for name, rows in output.tables.items():
-        written += write_table(tables / name, rows)
+        if rows:
+            written += write_table(tables / name, rows)
+            continue
+        for suffix in (".csv", ".parquet"):
+            (tables / name).with_suffix(suffix).unlink(missing_ok=True)
     for name, text in output.markdown.items():
         atomic_write_text(tables / f"{name}.md", text)
         written.append(tables / f"{name}.md")
@@ -138,6 +144,7 @@ def _run(
         **output.record,
         "provenance": provenance(),
         "tables": [str(p.relative_to(out)) for p in written],
+        "empty_tables": [name for name, rows in output.tables.items() if not rows],
     }
     if figures and experiment.draw is not None:
         drawn = experiment.draw(out / "tables", out / "figures")

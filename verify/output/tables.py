@@ -78,7 +78,12 @@ def parquet_column(values: list[Any]) -> list[Any] | np.ndarray:
 
 
 def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, (float, np.floating)) and math.isnan(value))
+    """``None``, an empty cell or a NaN."""
+    return (
+        value is None
+        or (isinstance(value, str) and value == "")
+        or (isinstance(value, (float, np.floating)) and math.isnan(value))
+    )
 
 
 def _column(values: list[str]) -> np.ndarray:
