@@ -41,9 +41,9 @@ SIZES: dict[str, tuple[dict[str, Any], ...]] = {
         {"d": 20000, "steps": 100, "test_size": 300},
     ),
     "mp": (
+        {"d": 500, "n": 2, "T": 4, "eta": 0.0, "steps": 5, "test_size": 200},
+        {"d": 1000, "n": 2, "T": 4, "eta": 0.0, "steps": 5, "test_size": 200},
         {"d": 1500, "n": 2, "T": 4, "eta": 0.0, "steps": 5, "test_size": 200},
-        {"d": 2500, "n": 2, "T": 4, "eta": 0.0, "steps": 5, "test_size": 200},
-        {"d": 3500, "n": 2, "T": 4, "eta": 0.0, "steps": 5, "test_size": 200},
     ),
     "flow": (
         {"d": 5000, "steps": 1000},
@@ -51,19 +51,19 @@ SIZES: dict[str, tuple[dict[str, Any], ...]] = {
         {"d": 20000, "steps": 1000, "test_size": 300},
     ),
     "mp-flow": (
+        {"d": 500, "n": 2, "T": 4, "eta": 0.0, "steps": 10, "test_size": 200},
+        {"d": 1000, "n": 2, "T": 4, "eta": 0.0, "steps": 10, "test_size": 200},
         {"d": 1500, "n": 2, "T": 4, "eta": 0.0, "steps": 10, "test_size": 200},
-        {"d": 2500, "n": 2, "T": 4, "eta": 0.0, "steps": 10, "test_size": 200},
-        {"d": 3500, "n": 2, "T": 4, "eta": 0.0, "steps": 10, "test_size": 200},
     ),
     "dfree": (
+        {"n": 100, "steps": 100},
         {"n": 200, "steps": 100},
-        {"n": 400, "steps": 100},
-        {"n": 800, "steps": 100},
+        {"n": 300, "steps": 100},
     ),
     "dfree-flow": (
+        {"n": 100, "steps": 1000},
         {"n": 200, "steps": 1000},
-        {"n": 400, "steps": 1000},
-        {"n": 800, "steps": 1000},
+        {"n": 300, "steps": 1000},
     ),
 }
 

@@ -4,11 +4,12 @@
 function are the package's functions behind :func:`checked`: each argument is compared
 with its annotation (a wrong type is a :class:`TypeError` naming the function, the
 argument, the expected type and the type given), then the values some entries take are
-checked as the command line checks them (:data:`VALUE_CHECKS`: a run's ``W0`` and data,
-the place a run's files go, a history file that must exist), as
-:class:`~theory.foundation.validation.InvalidParameter`. Out-of-range numbers inside a
-configuration are refused by the settings objects themselves (every field validated on
-construction).
+checked as the command line checks them (:data:`ARGUMENT_CONSTRAINTS`: numeric arguments
+against the constraint of the settings field that holds the same quantity;
+:data:`VALUE_CHECKS`: a run's ``W0`` and data, the place a run's files go, a history file
+that must exist), as :class:`~theory.foundation.validation.InvalidParameter`.
+Out-of-range numbers inside a configuration are refused by the settings objects
+themselves (every field validated on construction).
 
 Annotations are read as far as they resolve: a name imported only for type checkers
 counts as "anything", a parameterised container is checked by its container type (a
@@ -29,7 +30,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from theory.foundation.validation import require
+from theory.foundation.data_model import DataModel
+from theory.foundation.validation import Constraint, Real, parameter_fields, require
+from verify.experiments.settings import PrecisionSettings
+from verify.sim.config import DELTA
 
 
 class _AnyForUnknown(dict):
@@ -55,12 +59,17 @@ def annotations_of(function: Callable[..., Any]) -> dict[str, Any]:
         if name == "return":
             continue
         try:
-            out[name] = (
-                eval(text, namespace, _AnyForUnknown(namespace)) if isinstance(text, str) else text
-            )  # noqa: S307
+            out[name] = _evaluated(text, namespace)
         except Exception:  # an annotation that does not evaluate is not checked
             out[name] = Any
     return out
+
+
+def _evaluated(text: Any, namespace: Mapping[str, Any]) -> Any:
+    """An annotation (a string under postponed evaluation) as the object it names."""
+    if not isinstance(text, str):
+        return text
+    return eval(text, dict(namespace), _AnyForUnknown(namespace))
 
 
 def matches(value: Any, expected: Any) -> bool:
@@ -156,6 +165,7 @@ def checked(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
             not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         }
         check_types(name, arguments, hints)
+        check_ranges(name, arguments)
         if values is not None:
             values(arguments)
         return function(*args, **kwargs)
@@ -196,4 +206,42 @@ VALUE_CHECKS: dict[str, Callable[[Mapping[str, Any]], None]] = {
 }
 
 
-__all__ = ["checked", "matches", "spelled", "annotations_of", "check_types", "VALUE_CHECKS"]
+def _field(cls: type, name: str) -> Constraint:
+    return next(f for f in parameter_fields(cls) if f.name == name).metadata["constraint"]
+
+
+#: The allowed values of the numeric arguments of some entries, as constraints (each taken
+#: from the settings field that holds the same quantity on the command line).
+ARGUMENT_CONSTRAINTS: dict[str, dict[str, Constraint]] = {
+    "assumption_status": {"delta": DELTA},
+    "breakdown_gap": {
+        "threshold": Real(0.0),
+        "T": _field(DataModel, "T"),
+        "reference_dps": _field(PrecisionSettings, "reference_dps"),
+    },
+    "precision_table": {
+        "gaps": _field(PrecisionSettings, "gaps"),
+        "T": _field(DataModel, "T"),
+        "reference_dps": _field(PrecisionSettings, "reference_dps"),
+    },
+}
+
+
+def check_ranges(name: str, arguments: Mapping[str, Any]) -> None:
+    """:class:`InvalidParameter` for an argument outside its declared range
+    (:data:`ARGUMENT_CONSTRAINTS`)."""
+    for parameter, constraint in ARGUMENT_CONSTRAINTS.get(name, {}).items():
+        if parameter in arguments and arguments[parameter] is not None:
+            constraint.check(parameter, arguments[parameter])
+
+
+__all__ = [
+    "checked",
+    "matches",
+    "spelled",
+    "annotations_of",
+    "check_types",
+    "check_ranges",
+    "VALUE_CHECKS",
+    "ARGUMENT_CONSTRAINTS",
+]

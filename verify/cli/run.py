@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from theory.foundation.validation import Real, require
+from theory.foundation.validation import require
 from verify.cli.common import (
     HelpFormatter,
     add_output_flags,
@@ -17,7 +17,7 @@ from verify.cli.common import (
     add_progress_flag,
     given,
 )
-from verify.sim.config import PRESETS, RunConfig, parameter_specs, preset
+from verify.sim.config import DELTA, PRESETS, RunConfig, parameter_specs, preset
 from verify.sim.engines.registry import engines_where, spoken
 from verify.sim.resources import CONFIRM_SECONDS
 
@@ -167,7 +167,6 @@ def _train(args: argparse.Namespace, config: RunConfig, data: Any, W0: Any, writ
     return 0
 
 
-DELTA = Real(0.0, 1.0)
 DEFAULT_DELTA = 0.05
 
 

@@ -50,6 +50,9 @@ MAX_GD_STEPS = 2**53
 #: Smallest initial preconditioner s^2 d (a normal float64 number, squares included).
 MIN_KAPPA0 = 1e-150
 
+#: The failure probability delta of assumptions A1, A3 and A7.
+DELTA = Real(0.0, 1.0)
+
 #: Decimal exponent of float64's largest number (about 1.8e308).
 FLOAT64_DECADES = 308.0
 #: The paper's scales of the head, the noise and the signal (the benign setting).
@@ -306,4 +309,5 @@ __all__ = [
     "preset",
     "parameter_specs",
     "MAX_LOG_POINTS",
+    "DELTA",
 ]

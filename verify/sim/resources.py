@@ -4,9 +4,19 @@ Also the table of engines (:func:`engine_table`): each engine's traits, and what
 the benign preset would take on it.
 
 Every run holds its data, :math:`(n + m) T d` float64 (8 bytes) for :math:`n` training
-and :math:`m` test sequences when its engine has tokens, and the per-log-point records,
-about :math:`L\,n T` (:math:`L` log points); its engine adds its own arrays, declared
-with the engine (:mod:`verify.sim.engines.registry`).
+and :math:`m` test sequences when its engine has tokens; the per-log-point records,
+:math:`L(3N + aT)` numbers (:math:`L` log points, :math:`a` test sequences whose
+attention is recorded) and a history row; up to 16 captured points waiting to be
+completed, each with an :math:`N \times N` snapshot (engines with a test set); and its
+engine's own arrays, declared with the engine (:mod:`verify.sim.engines.registry`).
+When the run ends these are freed and the files are written: the text of the attention
+and gap tables takes their place; the estimate is the larger of the two phases. The
+estimate is compared with the measured peak of every engine at three sizes by
+``benchmarks/memory_guard.py``.
+
+The memory available is the smallest of what the machine has available, what the
+address-space limit leaves and what the control group's limit leaves
+(:func:`available_memory`).
 
 Runs trained together on shared draws (:func:`verify.sim.batch.simulate_group`: one
 :math:`W_0` and noise, many :math:`\|\mu\|`) share the :math:`d`-sized set-up (plus the
@@ -27,7 +37,7 @@ from pathlib import Path
 
 from theory.foundation.validation import InvalidParameter
 from verify.sim.config import RunConfig, preset
-from verify.sim.engines.registry import REGISTRY, engine_traits, estimated_log_points
+from verify.sim.engines.registry import REGISTRY, engine_traits
 from verify.sim.engines.traits import FLOAT, EngineTraits
 
 
@@ -134,20 +144,43 @@ def _headrooms(base: Path, path: str, files: tuple[str, str]) -> list[int]:
 
 
 def estimated_bytes(config: RunConfig, log_points: int | None = None, runs: int = 1) -> int:
-    """Peak memory of a run of ``config``, or of ``runs`` such runs trained together on
-    shared draws (see the module docstring), in bytes."""
+    """Peak memory of a run of ``config`` as the command line runs it (trained, then its
+    files written), or of ``runs`` such runs trained together on shared draws (see the
+    module docstring), in bytes above what the process held before."""
     m = config.model
     d, N, test = m.d, m.n_tokens, config.recording.test_size
-    points = log_points if log_points is not None else estimated_log_points(config)
+    points = log_points if log_points is not None else log_point_bound(config)
     traits = engine_traits(config.solver.engine)
     data = FLOAT * ((m.n + test) * m.T * d + 2 * d) if traits.tokens else FLOAT * 4 * N
-    records = FLOAT * points * (4 * N + 2 * config.recording.attention_test_samples * m.T)
+    attention = min(config.recording.attention_test_samples, test)
+    records = FLOAT * points * (3 * N + attention * m.T + HISTORY_COLUMNS)
+    files = TEXT_CELL * points * (2 * N + attention * m.T)
+    pending = FLOAT * FLUSH_POINTS * (N * N + N) if traits.test_set else 0
     state = traits.state_bytes(config)
     if runs > 1:  # the set-up once (with the cached noise draw and a block's squares);
         # data, records and the N x N statistics and state per run
         shared = state + FLOAT * (d * N + 512 * d)
         return int(shared + runs * (data + records + FLOAT * 4 * N * N))
-    return int(data + records + state)
+    # the engine's arrays are freed when the run ends, before the files are written
+    return int(data + records + max(state + pending, files))
+
+
+def log_point_bound(config: RunConfig) -> int:
+    """At most how many points a run records (:func:`verify.sim.simulate.logging_steps`):
+    the linear ones, the geometric ones, the first and the last."""
+    steps = config.training.steps
+    linear = min(steps // config.linear_log_interval + 1, steps + 1)
+    return linear + config.recording.log_geometric + 2
+
+
+#: Columns of a history row (a bound).
+HISTORY_COLUMNS = 64
+#: Log points captured before they are completed together, each with an N x N snapshot
+#: (engines with a test set; the others evaluate a point when it is captured).
+FLUSH_POINTS = 16
+#: Bytes a number of the attention and gap tables takes while the files are written (its
+#: text, about 24 characters, held a few times over: formatted, split into lines, joined).
+TEXT_CELL = 120
 
 
 #: The fields whose values size a run, in the order a refusal looks for the culprit.

@@ -11,12 +11,14 @@ Memory (the engine's own arrays, float64 unless stated; :math:`N = nT`):
 
 * ``dense``: :math:`W`, :math:`W_0` and the step's :math:`d \times d` temporaries,
   :math:`4d^2`;
-* on tokens in reduced coordinates (``reduced``, ``flow``, ``mp``, ``mp-flow``):
-  :math:`C` and :math:`B` (:math:`2dN`), a block of :math:`W_0` (:math:`512\,d`),
-  :math:`K`, Gram and :math:`M` (:math:`3N^2`); ``mp`` adds the whole :math:`W_0`
-  (:math:`d^2`) and :math:`2N^2` mpmath numbers;
+* on tokens in reduced coordinates (``reduced``, ``flow``, ``mp``, ``mp-flow``), at the
+  set-up's peak: :math:`Z`, :math:`C_0` and a :math:`d \times N` temporary
+  (:math:`3dN`), a block of :math:`W_0` with its squares and fourth powers
+  (:math:`3 \cdot 512\,d`), :math:`K`, Gram and :math:`M` (:math:`3N^2`); ``mp`` adds
+  the whole :math:`W_0` in float64 and in mpmath (:math:`d^2` each) and :math:`B`,
+  :math:`V`, :math:`K`, Gram and :math:`M` in mpmath (:math:`2dN + 3N^2` numbers);
 * ``dfree`` and ``dfree-flow``: the statistics, their factors and the state, about
-  :math:`12 N^2`, and no d-dimensional array;
+  :math:`9 N^2`, and no d-dimensional array;
 * a flow solver keeps about 16 copies of its :math:`N^2` state.
 
 Cost (multiply-adds; see :mod:`verify.sim.engines.traits` for the rates): the set-up
@@ -67,13 +69,18 @@ def dense_bytes(config: RunConfig) -> int:
 
 
 def reduced_bytes(config: RunConfig) -> int:
+    """At the set-up's peak: :math:`Z`, :math:`C_0` and a product's :math:`d \times N`
+    temporary; a block of :math:`W_0` with its squares and fourth powers; :math:`K`,
+    Gram, :math:`Q`."""
     d, N = config.model.d, config.model.n_tokens
-    return FLOAT * (2 * d * N + W0_BLOCK * d + 3 * N * N)
+    return FLOAT * (3 * d * N + 3 * W0_BLOCK * d + 3 * N * N)
 
 
 def mp_bytes(config: RunConfig) -> int:
-    N = config.model.n_tokens
-    return reduced_bytes(config) + FLOAT * config.model.d**2 + 2 * MP_NUMBER * N * N
+    """The float64 set-up, the whole :math:`W_0` in float64 and in mpmath, the tokens
+    :math:`B` and :math:`V = W_0 B` in mpmath, and :math:`K`, Gram, :math:`M`."""
+    d, N = config.model.d, config.model.n_tokens
+    return reduced_bytes(config) + FLOAT * d * d + MP_NUMBER * (d * d + 2 * d * N + 3 * N * N)
 
 
 def flow_solver_bytes(config: RunConfig) -> int:
@@ -85,7 +92,7 @@ def flow_bytes(config: RunConfig) -> int:
 
 
 def dfree_bytes(config: RunConfig) -> int:
-    return FLOAT * 12 * config.model.n_tokens**2
+    return FLOAT * 9 * config.model.n_tokens**2
 
 
 def dfree_flow_bytes(config: RunConfig) -> int:
