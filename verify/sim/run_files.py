@@ -38,14 +38,17 @@ def token_columns(result: RunResult, prefix: str) -> list[str]:
     return [f"{prefix}_t{t}_{GROUP_NAMES[g]}" for t, g in enumerate(result.data.groups)]
 
 
-def run_record(result: RunResult) -> dict[str, Any]:
-    """Full configuration, seed, data source and provenance."""
-    return {
+def run_record(result: RunResult, data_file: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Full configuration, seed, data source (and, for data read from a file, what
+    describes it: ``data_file``) and provenance."""
+    record = {
         "config": result.config.to_dict(),
         "seed": result.config.seed,
         "data_source": result.data.source,
-        "provenance": provenance(),
     }
+    if data_file is not None:
+        record["data_file"] = dict(data_file)
+    return {**record, "provenance": provenance()}
 
 
 def attention_table(result: RunResult) -> str:
@@ -77,8 +80,9 @@ def gap_table(result: RunResult) -> str:
 class RunWriter:
     """Streams a run's history into ``out`` and writes all its files at the end."""
 
-    def __init__(self, out: str | Path):
+    def __init__(self, out: str | Path, data_file: Mapping[str, Any] | None = None):
         self.out = Path(out)
+        self.data_file = data_file
         self.out.mkdir(parents=True, exist_ok=True)
         self._partial = self.out / PARTIAL_HISTORY
         self._stream: Any = None
@@ -96,7 +100,7 @@ class RunWriter:
     def finish(self, result: RunResult) -> Path:
         """Write every file atomically, then remove the partial history."""
         self.close()
-        atomic_write_json(self.out / "config.json", run_record(result))
+        atomic_write_json(self.out / "config.json", run_record(result, self.data_file))
         atomic_write_json(self.out / "summary.json", result.summary())
         history = result.history
         if len(history):
