@@ -20,7 +20,6 @@ and :class:`Real` intervals, :class:`Options`, :class:`Boolean`, :class:`Text`,
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import typing
 from collections.abc import Callable
@@ -356,19 +355,23 @@ class Validated:
         return dataclasses.asdict(self)  # type: ignore[call-overload]
 
 
-@functools.cache
 def composite_fields(cls: type) -> dict[str, type]:
     """The fields of a settings class that hold another settings object (declared with a
     :class:`Validated` type and no constraint), by name: their values must be instances
-    of that type (``None`` or a dict is refused)."""
-    hints = typing.get_type_hints(cls)
-    return {
-        spec.name: hints[spec.name]
-        for spec in dataclasses.fields(cls)
-        if "constraint" not in spec.metadata
-        and isinstance(hints.get(spec.name), type)
-        and issubclass(hints[spec.name], Validated)
-    }
+    of that type (``None`` or a dict is refused). Read once per class."""
+    if cls not in _COMPOSITES:
+        hints = typing.get_type_hints(cls)
+        _COMPOSITES[cls] = {
+            spec.name: hints[spec.name]
+            for spec in dataclasses.fields(cls)
+            if "constraint" not in spec.metadata
+            and isinstance(hints.get(spec.name), type)
+            and issubclass(hints[spec.name], Validated)
+        }
+    return _COMPOSITES[cls]
+
+
+_COMPOSITES: dict[type, dict[str, type]] = {}
 
 
 def require(condition: bool, name: str, value: Any, allowed: str) -> None:
