@@ -363,13 +363,13 @@ def exponent_markdown(rows: Sequence[dict[str, Any]], settings: BoundarySettings
         (
             r["boundary"],
             f"‖μ‖* ∝ {r['variable']}^b ({r['fixed']})",
-            f"{r['exponent']:.3f}",
+            shown(r["exponent"], ".3f"),
             _interval(r["ci_low"], r["ci_high"]),
             _interval(r["bootstrap_low"], r["bootstrap_high"]),
             f"{r['theory']:g}",
             shown(r.get("predicted_exponent", math.nan), ".3f"),
             r["points"],
-            f"{r['r_squared']:.3f}",
+            shown(r["r_squared"], ".3f"),
         )
         for r in rows
     ]
@@ -416,8 +416,8 @@ def prediction_markdown(summary: Sequence[dict[str, Any]]) -> str:
             r["rule"],
             f"{r['d']:.0e}",
             r["n"],
-            f"{r['mu_star_geomean']:.4g}",
-            f"{r['log_mu_star_sd']:.3f}",
+            shown(r["mu_star_geomean"], ".4g"),
+            shown(r["log_mu_star_sd"], ".3f"),
             shown(r["predicted"], ".4g"),
             shown(r["model_error"], ".2g"),
             shown(r["relative_error"], "+.1%"),
