@@ -178,8 +178,10 @@ def checked(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _simulate_values(arguments: Mapping[str, Any]) -> None:
     from verify.sim.inputs import check_dataset, check_initial_weights
+    from verify.sim.resources import check_runnable
 
     config = arguments["config"]
+    check_runnable(config)
     if arguments.get("W0") is not None:
         check_initial_weights(arguments["W0"], config)
     data = arguments.get("data")

@@ -141,9 +141,10 @@ def describe_data_file(path: str, arrays: dict[str, Any], data: Any) -> dict[str
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from verify.sim.resources import check_cost, check_memory, cost_line
+    from verify.sim.resources import check_cost, check_memory, check_runnable, cost_line
 
     config, data, W0, data_file = _configuration(args)
+    check_runnable(config)
     check_memory(config)
     check_cost(config, confirmed=args.yes)
     if not args.out:

@@ -64,8 +64,11 @@ class ResultStore:
         return self.path(key).is_file()
 
     def load(self, key: str) -> dict[str, Any]:
+        """The record as it was saved (its checksum left out)."""
         with open(self.path(key), encoding="utf-8") as stream:
-            return json.load(stream)
+            record = json.load(stream)
+        record.pop("checksum", None)
+        return record
 
     def save(self, key: str, record: Mapping[str, Any]) -> None:
         """Write ``record`` with its :func:`checksum`."""

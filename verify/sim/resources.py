@@ -3,8 +3,9 @@ r"""Memory a run needs, estimated before it starts, against what the machine has
 Also the table of engines (:func:`engine_table`): each engine's traits, and what a run of
 the benign preset would take on it.
 
-Every run holds its data, :math:`(n + m) T d` float64 (8 bytes) for :math:`n` training
-and :math:`m` test sequences when its engine has tokens; the per-log-point records,
+Every run holds its data: :math:`(n + m) T d` float64 (8 bytes) for :math:`n` training
+and :math:`m` test sequences when its engine has tokens, else the statistics it samples
+in law (:math:`7 N^2`); the per-log-point records,
 :math:`L(3N + aT)` numbers (:math:`L` log points, :math:`a` test sequences whose
 attention is recorded) and a history row; up to 16 captured points waiting to be
 completed, each with an :math:`N \times N` snapshot (engines with a test set); and its
@@ -151,15 +152,18 @@ def estimated_bytes(config: RunConfig, log_points: int | None = None, runs: int 
     d, N, test = m.d, m.n_tokens, config.recording.test_size
     points = log_points if log_points is not None else log_point_bound(config)
     traits = engine_traits(config.solver.engine)
-    data = FLOAT * ((m.n + test) * m.T * d + 2 * d) if traits.tokens else FLOAT * 4 * N
+    if traits.tokens:
+        data = FLOAT * ((m.n + test) * m.T * d + 2 * d)
+    else:  # the statistics sampled in law, held by the result until its files are written
+        data = FLOAT * SAMPLED_STATISTICS * N * N
     attention = min(config.recording.attention_test_samples, test)
     records = FLOAT * points * (3 * N + attention * m.T + HISTORY_COLUMNS)
     files = TEXT_CELL * points * (2 * N + attention * m.T)
     pending = FLOAT * FLUSH_POINTS * (N * N + N) if traits.test_set else 0
     state = traits.state_bytes(config)
-    if runs > 1:  # the set-up once (with the cached noise draw and a block's squares);
-        # data, records and the N x N statistics and state per run
-        shared = state + FLOAT * (d * N + 512 * d)
+    if runs > 1:  # the set-up once: Z, C0 and the cached noise draw (3dN), a block of W0
+        # and its squares (2 x 512 d), K, Gram, Q; data, records, N x N statistics per run
+        shared = FLOAT * (3 * d * N + 2 * 512 * d + 3 * N * N)
         return int(shared + runs * (data + records + FLOAT * 4 * N * N))
     # the engine's arrays are freed when the run ends, before the files are written
     return int(data + records + max(state + pending, files))
@@ -180,7 +184,9 @@ HISTORY_COLUMNS = 64
 FLUSH_POINTS = 16
 #: Bytes a number of the attention and gap tables takes while the files are written (its
 #: text, about 24 characters, held a few times over: formatted, split into lines, joined).
-TEXT_CELL = 120
+TEXT_CELL = 80
+#: N x N arrays of the statistics a d-free run samples (K, Gram, Q and their factors).
+SAMPLED_STATISTICS = 7
 
 
 #: The fields whose values size a run, in the order a refusal looks for the culprit.
@@ -233,6 +239,26 @@ def check_memory(config: RunConfig, available: int | None = None, runs: int = 1)
         f"a value for which the {config.solver.engine} engine's "
         f"{'run fits' if runs == 1 else f'{runs} runs trained together fit'} "
         f"in memory (about {need / 2**30:.3g} GiB needed; {free / 2**30:.3g} GiB {bound})",
+    )
+
+
+#: Most steps a GD engine takes: its step count is exact in float64 up to 2^53.
+MAX_GD_STEPS = 2**53
+
+
+def check_runnable(config: RunConfig) -> None:
+    """:class:`InvalidParameter` when the engine cannot take the run's steps: a GD engine
+    counts its steps exactly up to :data:`MAX_GD_STEPS`; a flow engine reaches any
+    horizon. (A configuration may hold more steps, for a flow engine to take later.)"""
+    engine = config.solver.engine
+    if engine_traits(engine).integrates != "gd" or config.training.steps <= MAX_GD_STEPS:
+        return
+    flows = ", ".join(t.name for t in REGISTRY if t.integrates == "flow")
+    raise InvalidParameter(
+        "steps",
+        config.training.steps,
+        f"an integer in [0, 2^53] with engine {engine} (GD steps are counted exactly up to "
+        f"2^53); the flow engines ({flows}) reach any horizon",
     )
 
 
@@ -354,6 +380,8 @@ __all__ = [
     "peak_resident_bytes",
     "estimated_bytes",
     "check_memory",
+    "check_runnable",
+    "MAX_GD_STEPS",
     "estimated_seconds",
     "cost_line",
     "check_cost",

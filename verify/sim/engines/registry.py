@@ -17,8 +17,9 @@ Memory (the engine's own arrays, float64 unless stated; :math:`N = nT`):
   (:math:`3 \cdot 512\,d`), :math:`K`, Gram and :math:`M` (:math:`3N^2`); ``mp`` adds
   the whole :math:`W_0` in float64 and in mpmath (:math:`d^2` each) and :math:`B`,
   :math:`V`, :math:`K`, Gram and :math:`M` in mpmath (:math:`2dN + 3N^2` numbers);
-* ``dfree`` and ``dfree-flow``: the statistics, their factors and the state, about
-  :math:`9 N^2`, and no d-dimensional array;
+* ``dfree`` and ``dfree-flow``: beyond the statistics they sample (counted as the run's
+  data, :mod:`verify.sim.resources`), the state :math:`M` (:math:`N^2`); no
+  d-dimensional array;
 * a flow solver keeps about 16 copies of its :math:`N^2` state.
 
 Cost (multiply-adds; see :mod:`verify.sim.engines.traits` for the rates): the set-up
@@ -92,7 +93,8 @@ def flow_bytes(config: RunConfig) -> int:
 
 
 def dfree_bytes(config: RunConfig) -> int:
-    return FLOAT * 9 * config.model.n_tokens**2
+    """Beyond the sampled statistics (the run's data): the state :math:`M`."""
+    return FLOAT * config.model.n_tokens**2
 
 
 def dfree_flow_bytes(config: RunConfig) -> int:
