@@ -132,6 +132,14 @@ CASES = (
     ),  # fmt: skip
     Case("run --engine mp-flow (benign preset)", "cli", "run --engine mp-flow --no-progress"),
     Case(
+        "realworld run, first on a data set (empty feature cache)",
+        "shell",
+        "(BENIGN_ATTENTION_FEATURES={tmp}/features timeout 900 $VERIFY realworld run "
+        "--dataset mnist --n 20 --eta 0.1 --protocol fullbatch-adam --epochs 3 --no-progress "
+        "2>&1 >/dev/null) | grep -m1 caching >&2",
+        slow=True,
+    ),
+    Case(
         "two runs on one --out",
         "shell",
         "$VERIFY run --d 40 --steps 3000 --test-size 20 "

@@ -17,10 +17,13 @@ Memory (the engine's own arrays, float64 unless stated; :math:`N = nT`):
   (:math:`3 \cdot 512\,d`), :math:`K`, Gram and :math:`M` (:math:`3N^2`); ``mp`` adds
   the whole :math:`W_0` in float64 and in mpmath (:math:`d^2` each) and :math:`B`,
   :math:`V`, :math:`K`, Gram and :math:`M` in mpmath (:math:`2dN + 3N^2` numbers);
+  ``mp-flow`` adds its extrapolation's tableau (about :math:`20 N^2` numbers);
 * ``dfree`` and ``dfree-flow``: beyond the statistics they sample (counted as the run's
   data, :mod:`verify.sim.resources`), the state :math:`M` (:math:`N^2`); no
   d-dimensional array;
-* a flow solver keeps about 16 copies of its :math:`N^2` state.
+* a flow solver keeps about 36 copies of its :math:`N^2` state (DOP853's 16 extended
+  stages, the 7 rows of its dense output, the state, its derivative and their
+  temporaries).
 
 Cost (multiply-adds; see :mod:`verify.sim.engines.traits` for the rates): the set-up
 over :math:`W_0` is :math:`d^2 N + 2dN^2` (:math:`V = W_0 Z`, then :math:`K` and
@@ -85,11 +88,17 @@ def mp_bytes(config: RunConfig) -> int:
 
 
 def flow_solver_bytes(config: RunConfig) -> int:
-    return FLOAT * 16 * config.model.n_tokens**2
+    return FLOAT * 36 * config.model.n_tokens**2
 
 
 def flow_bytes(config: RunConfig) -> int:
     return reduced_bytes(config) + flow_solver_bytes(config)
+
+
+def mp_flow_bytes(config: RunConfig) -> int:
+    """The mp engine's set-up, and the extrapolation's tableau: about 20 states of
+    :math:`N^2` fixed-point numbers (each about the size of an mpmath number)."""
+    return mp_bytes(config) + MP_NUMBER * 20 * config.model.n_tokens**2
 
 
 def dfree_bytes(config: RunConfig) -> int:
@@ -241,7 +250,7 @@ REGISTRY: tuple[EngineTraits, ...] = (
         "mp_flow_tol, mp_dps digits (small problems; the ground truth for flow)",
         scaling="O(d^2 N) mpmath once, 1 + k^2 evaluations of O(N^2) integer products a "
         "solver step (k from the tolerance)",
-        state_bytes=flow_bytes,
+        state_bytes=mp_flow_bytes,
         cost=mp_flow_cost,
     ),
     IN_LAW(
