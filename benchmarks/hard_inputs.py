@@ -142,18 +142,21 @@ CASES = (
     Case(
         "two runs on one --out",
         "shell",
-        "$VERIFY run --d 40 --steps 3000 --test-size 20 "
-        "--no-progress --out {tmp}/shared >/dev/null 2>&1 & sleep 8; $VERIFY run --d 40 "
-        "--steps 20 --no-progress --out {tmp}/shared; code=$?; wait; exit $code",
+        "$VERIFY run --d 40 --steps 300000 --test-size 20 --no-progress --out {tmp}/shared "
+        ">/dev/null 2>&1 & first=$!; while [ ! -e {tmp}/shared/.claim ]; do sleep 0.2; done; "
+        "$VERIFY run --d 40 --steps 20 --no-progress --out {tmp}/shared 2>{tmp}/shared.err; "
+        "code=$?; wait $first; echo first exit $?, files: $(ls {tmp}/shared) >&2; "
+        "cat {tmp}/shared.err >&2; exit $code",
         slow=True,
     ),  # fmt: skip
     Case(
         "two phase-diagram --quick on one --out",
         "shell",
-        "$VERIFY phase-diagram --quick "
-        "--workers 0 --no-progress --out {tmp}/pd >/dev/null 2>&1 & sleep 8; $VERIFY "
-        "phase-diagram --quick --workers 0 --no-progress --out {tmp}/pd; code=$?; wait; "
-        "ls {tmp}/pd/figures >&2; exit $code",
+        "$VERIFY phase-diagram --quick --steps 20000 --workers 0 --no-progress --out {tmp}/pd "
+        ">/dev/null 2>&1 & first=$!; while [ ! -e {tmp}/pd/.claim ]; do sleep 0.2; done; "
+        "$VERIFY phase-diagram --quick --steps 20000 --workers 0 --no-progress --out {tmp}/pd "
+        "2>{tmp}/pd.err; code=$?; wait $first; echo first exit $?, figures: "
+        "$(ls -a {tmp}/pd/figures) >&2; cat {tmp}/pd.err >&2; exit $code",
         slow=True,
     ),  # fmt: skip
     Case(
