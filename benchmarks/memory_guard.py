@@ -61,9 +61,9 @@ SIZES: dict[str, tuple[dict[str, Any], ...]] = {
         {"n": 300, "steps": 100},
     ),
     "dfree-flow": (
+        {"n": 50, "steps": 1000},
         {"n": 100, "steps": 1000},
-        {"n": 200, "steps": 1000},
-        {"n": 300, "steps": 1000},
+        {"n": 150, "steps": 1000},
     ),
 }
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from theory.foundation.validation import InvalidParameter
 from verify.sim.config import RunConfig, preset
-from verify.sim.engines.registry import REGISTRY, engine_traits
+from verify.sim.engines.registry import DENSE_DRIFT_MAX_D, REGISTRY, engine_traits
 from verify.sim.engines.traits import FLOAT, EngineTraits
 
 
@@ -267,10 +267,35 @@ CONFIRM_SECONDS = 600.0
 
 
 def estimated_seconds(config: RunConfig) -> float:
-    """A run's estimated time on one core, from its engine's cost
+    """A run's estimated time on one core: its engine's cost
     (:attr:`~verify.sim.engines.traits.EngineTraits.cost`, at the rates of
-    :mod:`verify.sim.engines.traits`)."""
-    return engine_traits(config.solver.engine).cost(config).seconds
+    :mod:`verify.sim.engines.traits`) and its recording's (:func:`recording_seconds`)."""
+    return engine_traits(config.solver.engine).cost(config).seconds + recording_seconds(config)
+
+
+#: Seconds the population metrics of one log point take (SciPy's special functions), and
+#: multiply-adds a second of the recording's large matrix products (BLAS on one core):
+#: assumed rates of the order they reach, like the engines' rates.
+POPULATION_SECONDS = 3e-3
+BLAS_RATE = 5e9
+
+
+def recording_seconds(config: RunConfig) -> float:
+    r"""What the log points cost, at :data:`BLAS_RATE`: per
+    point the parameter norms (stacked :math:`N \times N` products, :math:`2N^3`), the
+    test logits of an engine with a test set (:math:`(mT + 2N) d`), the dense engine's
+    exact invariant drift (:math:`2d^3` up to
+    :data:`~verify.sim.engines.registry.DENSE_DRIFT_MAX_D`), and the population metrics
+    (:data:`POPULATION_SECONDS` a point where they are computed)."""
+    m, engine = config.model, config.solver.engine
+    N, d, points = m.n_tokens, m.d, log_point_bound(config)
+    per_point = 2 * N**3
+    if engine_traits(engine).test_set:
+        per_point += (config.recording.test_size * m.T + 2 * N) * d
+    if engine == "dense" and d <= DENSE_DRIFT_MAX_D:
+        per_point += 2 * d**3
+    population = {"all": points, "final": 1, "none": 0}[config.recording.population]
+    return points * per_point / BLAS_RATE + population * POPULATION_SECONDS
 
 
 def cost_line(config: RunConfig) -> str:
@@ -279,10 +304,11 @@ def cost_line(config: RunConfig) -> str:
     integrates = engine_traits(config.solver.engine).integrates
     unit = "solver steps (estimated)" if integrates == "flow" else "GD steps"
     return (
-        f"estimate: about {duration(cost.seconds)} on one core ({config.solver.engine} "
-        f"engine: set-up {duration(cost.setup.seconds)}, {cost.steps:.3g} {unit} of "
-        f"{duration(cost.step.seconds)}) and {size(estimated_bytes(config))} of memory "
-        f"({size(available_memory())} available)"
+        f"estimate: about {duration(estimated_seconds(config))} on one core "
+        f"({config.solver.engine} engine: set-up {duration(cost.setup.seconds)}, "
+        f"{cost.steps:.3g} {unit} of {duration(cost.step.seconds)}, recording "
+        f"{duration(recording_seconds(config))}) and {size(estimated_bytes(config))} of "
+        f"memory ({size(available_memory())} available)"
     )
 
 
@@ -383,6 +409,7 @@ __all__ = [
     "check_runnable",
     "MAX_GD_STEPS",
     "estimated_seconds",
+    "recording_seconds",
     "cost_line",
     "check_cost",
     "CONFIRM_SECONDS",

@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     from verify.sim.config import RunConfig
 
 INITS = ("uniform", "gaussian")
+#: Above this dimension the O(d^3) invariant drift is not computed by the dense engine (a
+#: recorded quantity: its cost is the recording's, :mod:`verify.sim.resources`).
+DENSE_DRIFT_MAX_D = 1000
 #: Rows of :math:`W_0` drawn at a time by the reduced set-up.
 W0_BLOCK = 512
 
@@ -335,4 +338,5 @@ __all__ = [
     "spoken",
     "estimated_log_points",
     "log_time",
+    "DENSE_DRIFT_MAX_D",
 ]
