@@ -10,6 +10,11 @@ The public entry points, imported on first use (so that ``import verify`` costs 
     verify.write_run(result, "out/benign")              # config.json, summary.json, CSVs
     forecast = verify.predict(config, 10**6)            # the theory's view: regime, boundaries
 
+Every public function checks its arguments before any work: a wrong type is a
+``TypeError`` naming the argument and the type it takes, a value outside what is allowed
+an :class:`~theory.foundation.validation.InvalidParameter` (``<parameter>=<value> is
+invalid: allowed <what>``), as on the command line.
+
 Sub-packages by role, top layer first (each imports only from the layers below it):
 :mod:`verify.cli` (the command line); :mod:`verify.realworld` (pre-trained transformers;
 needs the ``realworld`` extra), :mod:`verify.encoder` (the appendix's one-layer transformer
@@ -75,10 +80,16 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 
 
 def __getattr__(name: str) -> Any:
+    """A public name, imported on first use; a function comes with its arguments checked
+    (:mod:`verify.entries`)."""
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'verify' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    if callable(value) and not isinstance(value, type):
+        value = importlib.import_module("verify.entries").checked(name, value)
+        globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

@@ -5,6 +5,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 from verify.cli import main
 from verify.sim.config import RunConfig
@@ -149,9 +150,11 @@ def test_module_help_is_fast_and_run_imports_no_sympy():
     assert time.perf_counter() - started < 20
 
 
-def test_sigterm_keeps_the_finished_log_points(tmp_path):
-    """A long run stopped with SIGTERM (what timeout and batch schedulers send) exits 143
-    and keeps every log point it finished, written atomically."""
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_sigterm_keeps_the_finished_log_points(tmp_path, stop):
+    """A long run stopped with SIGTERM (what timeout and batch schedulers send) or SIGHUP
+    (a closed terminal) exits 128 + the signal and keeps every log point it finished,
+    written atomically."""
     out = tmp_path / "run"
     process = subprocess.Popen(
         [
@@ -172,6 +175,7 @@ def test_sigterm_keeps_the_finished_log_points(tmp_path):
             "--test-size",
             "5",
             "--no-progress",
+            "--yes",  # a long run on purpose: the signal stops it
             "--out",
             str(out),
         ],
@@ -183,12 +187,12 @@ def test_sigterm_keeps_the_finished_log_points(tmp_path):
     while time.time() < deadline and not (out / "history.partial.csv").exists():
         time.sleep(0.1)
     time.sleep(2.0)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(stop)
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 143, err
-    assert "SIGTERM" in err
+    assert process.returncode == 128 + stop, err
+    assert stop.name in err
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["status"] == "interrupted" and summary["message"] == "stopped by SIGTERM"
+    assert summary["status"] == "interrupted" and summary["message"] == f"stopped by {stop.name}"
     history = read_history(out / "history.csv")
     assert len(history["step"]) >= 2 and history["step"][-1] == summary["steps"]
     assert not (out / "history.partial.csv").exists()
@@ -211,3 +215,43 @@ def test_run_with_the_mp_flow_engine_records_its_settings_and_mpmath(tmp_path, c
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["steps"] == 1e3
     assert summary["solver_steps"] > 0
+
+
+def test_a_partial_history_left_by_a_killed_run_is_moved_aside(tmp_path, capsys):
+    """A rerun into the place of a run killed outright keeps that run's partial history
+    under a new name (announced), never overwriting it."""
+    (tmp_path / "history.partial.csv").write_text("step,train_loss\n0,0.69\n")
+    arguments = ["run", "--d", "20", "--steps", "5", "--test-size", "4", "--no-progress"]
+    assert main([*arguments, "--out", str(tmp_path)]) == 0
+    kept = list(tmp_path.glob("history.partial.*.csv"))
+    assert len(kept) == 1 and kept[0].read_text() == "step,train_loss\n0,0.69\n"
+    assert "moved to" in capsys.readouterr().err
+    assert not (tmp_path / "history.partial.csv").exists()
+
+
+def test_the_cost_is_shown_before_the_run_and_a_long_run_needs_yes(capsys):
+    """mp-flow on the benign preset is estimated above the threshold: refused without
+    --yes (exit 2, one line naming the engine and the estimate); a short run prints its
+    estimate first."""
+    assert main(["run", "--engine", "mp-flow", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: engine='mp-flow' is invalid: allowed an engine whose run")
+    assert "or --yes to run it anyway" in err and "\n" not in err
+    assert main(["run", "--d", "20", "--steps", "2", "--test-size", "4", "--no-progress"]) == 0
+    assert capsys.readouterr().err.startswith("estimate: about ")
+
+
+def test_data_from_a_file_is_described_and_flipped_labels_warned(tmp_path, capsys):
+    config = RunConfig.build(d=20, n=6, T=4, eta=0.0, test_size=4)
+    data = generate(config)
+    flipped = type(data)(**{**data.__dict__, "y_clean": -data.y_train})
+    save_npz(tmp_path / "flipped.npz", flipped)
+    out = tmp_path / "out"
+    arguments = ["run", "--data-from", str(tmp_path / "flipped.npz"), "--steps", "3"]
+    assert main([*arguments, "--no-progress", "--out", str(out)]) == 0
+    assert "half or more flipped" in capsys.readouterr().err
+    described = json.loads((out / "config.json").read_text())["data_file"]
+    assert described["noisy_count"] == 6 and described["noisy_fraction"] == 1.0
+    assert (
+        len(described["sha256"]) == 64 and "mu_norm" in described["fields_not_describing_the_file"]
+    )

@@ -471,17 +471,6 @@ def test_bad_input_exits_2_with_one_line_before_any_work(
     assert message in error and len(error.splitlines()) == 1
 
 
-def test_command_line_values():
-    from verify.cli.realworld import list_of, value_of
-
-    assert value_of("2e3") == 2000.0 and value_of("16") == 16 and value_of("none") is None
-    assert value_of("False") is False and value_of("linear") == "linear"
-    assert list_of("20,200,1000") == (20, 200, 1000) and list_of("0,0.1") == (0, 0.1)
-    from verify.realworld.settings import GridSettings
-
-    assert GridSettings(ns=list_of("2e1,2e2"), epochs=value_of("2e3")).ns == (20, 200)
-
-
 def test_every_flag_has_help(capsys):
     from verify.cli import build_parser
 

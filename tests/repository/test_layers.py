@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: ``verify``'s packages (and top-level modules), top layer first.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("verify", "verify.__main__"),  # the public names (imported lazily); python -m verify
+    ("verify", "verify.__main__", "verify.entries"),  # the public names, checked; -m verify
     ("verify.cli",),  # the command line
     ("verify.ledger",),  # the claim ledger: reads the check catalogue and the results
     ("verify.realworld", "verify.encoder"),  # real-world experiments; the appendix encoder

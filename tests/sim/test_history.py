@@ -59,7 +59,8 @@ def test_columns_rows_slices_and_the_final_point(run):
 def test_rows_survive_a_json_record_and_come_back_typed(run, tmp_path):
     atomic_write_json(tmp_path / "record.json", {"history": run.history.rows()})
     rows = json.loads((tmp_path / "record.json").read_text())["history"]
-    assert any(value == "nan" for row in rows for value in row.values())  # NaN as text
+    assert any(value is None for row in rows for value in row.values())  # NaN as null
+    assert not any(value == "nan" for row in rows for value in row.values())
     back = History.from_rows(rows)
     assert back == run.history and back.names == run.history.names
     subset = History.from_rows(

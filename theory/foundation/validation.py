@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from collections.abc import Callable
 from numbers import Integral
 from numbers import Real as RealNumber
@@ -28,11 +29,14 @@ from typing import Any, ClassVar
 
 
 class InvalidParameter(ValueError):
-    """A parameter value outside what is allowed; the message names all three."""
+    """A parameter value outside what is allowed; the message names all three (the value
+    as ``shown`` when given, else in the package's short form)."""
 
-    def __init__(self, name: str, value: Any, allowed: str):
+    def __init__(self, name: str, value: Any, allowed: str, shown: str | None = None):
         self.name, self.value, self.allowed = name, value, allowed
-        super().__init__(f"{name}={_show(value)} is invalid: allowed {allowed}")
+        super().__init__(
+            f"{name}={_show(value) if shown is None else shown} is invalid: allowed {allowed}"
+        )
 
 
 def _show(value: Any) -> str:
@@ -70,8 +74,13 @@ class Constraint:
         """The accepted value, or :class:`InvalidParameter`."""
         accepted = self.convert(value)
         if accepted is None:
-            raise InvalidParameter(name, value, self.describe())
+            raise InvalidParameter(name, value, self.describe(), shown=self.shown(value))
         return accepted
+
+    def shown(self, value: Any) -> str | None:
+        """How a refused ``value`` is shown (``None``: the short form). A list given
+        where one value belongs is shown as a list (``[20]``, not ``20``)."""
+        return repr(value) if isinstance(value, list | tuple | dict | set) else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,7 +238,7 @@ class Optional(Constraint):
     def check(self, name: str, value: Any) -> Any:
         accepted = self.convert(value)
         if accepted is None:
-            raise InvalidParameter(name, value, self.describe())
+            raise InvalidParameter(name, value, self.describe(), shown=self.inner.shown(value))
         return None if accepted is _NONE else accepted
 
     def describe(self) -> str:
@@ -270,6 +279,9 @@ class Sequence(Constraint):
         if self.unique and len(set(items)) != len(items):
             return None
         return tuple(items)
+
+    def shown(self, value: Any) -> str | None:
+        return None  # a list is what belongs here: shown comma-separated
 
     def describe(self) -> str:
         size = (
@@ -319,6 +331,12 @@ class Validated:
     prefix: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
+        for name, kind in composite_fields(type(self)).items():
+            value = getattr(self, name)
+            if not isinstance(value, kind):
+                raise InvalidParameter(
+                    name, value, f"a {kind.__name__} ({kind.__module__}.{kind.__name__})"
+                )
         for spec in parameter_fields(self):
             value = getattr(self, spec.name)
             accepted = spec.metadata["constraint"].check(spec.name, value)
@@ -335,6 +353,25 @@ class Validated:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+
+def composite_fields(cls: type) -> dict[str, type]:
+    """The fields of a settings class that hold another settings object (declared with a
+    :class:`Validated` type and no constraint), by name: their values must be instances
+    of that type (``None`` or a dict is refused). Read once per class."""
+    if cls not in _COMPOSITES:
+        hints = typing.get_type_hints(cls)
+        _COMPOSITES[cls] = {
+            spec.name: hints[spec.name]
+            for spec in dataclasses.fields(cls)
+            if "constraint" not in spec.metadata
+            and isinstance(hints.get(spec.name), type)
+            and issubclass(hints[spec.name], Validated)
+        }
+    return _COMPOSITES[cls]
+
+
+_COMPOSITES: dict[type, dict[str, type]] = {}
 
 
 def require(condition: bool, name: str, value: Any, allowed: str) -> None:
@@ -356,5 +393,6 @@ __all__ = [
     "parameter",
     "parameter_fields",
     "Validated",
+    "composite_fields",
     "require",
 ]

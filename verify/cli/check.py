@@ -28,9 +28,14 @@ REPORT_FILES = (
 
 
 def command_check(args: argparse.Namespace) -> int:
-    from verify.output.files import prepare_output_dir
+    from verify.output.claim import claim_output
 
-    out = prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
+    with claim_output(args.out, overwrite=args.overwrite, guarded=REPORT_FILES) as out:
+        return checked_and_reported(args, out)
+
+
+def checked_and_reported(args: argparse.Namespace, out: Path) -> int:
+    """The check on the claimed output place: collect, judge, report; the exit status."""
     executor = executor_settings(args)
     executor.check_reachable()
     started = time.perf_counter()

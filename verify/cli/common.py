@@ -10,13 +10,18 @@ Conventions (the same in every command):
   conflict) is found before any work and reported as one line,
   ``error: <parameter>=<value> is invalid: allowed <what>``, with exit status 2; other
   errors keep their traceback;
-* Ctrl-C and SIGTERM stop a command with the finished part kept (exit 130 and 143).
+* Ctrl-C, SIGTERM and SIGHUP stop a command with the finished part kept (exit 130, 143
+  and 129);
+* a command that writes claims its ``--out`` first (:mod:`verify.output.claim`): a
+  place another process is writing into is refused with exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import decimal
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -35,9 +40,20 @@ from theory.foundation.validation import Sequence as SequenceOf
 
 EXIT_INPUT_ERROR = 2
 
+#: A command-line word that is a negative number (a value, not a flag).
+NEGATIVE_NUMBER = re.compile(
+    r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
+)
+
 
 class Parser(argparse.ArgumentParser):
-    """argparse with its own errors (unknown flags, missing values) as one line, exit 2."""
+    """argparse with its own errors (unknown flags, missing values) as one line, exit 2,
+    and every negative number (``-1e5``, ``-inf``, ``-nan``) read as a value, not a flag
+    (argparse alone takes only ``-5`` and ``-.5`` for numbers)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_INPUT_ERROR, f"error: {self.prog}: {message}\n")
@@ -62,25 +78,46 @@ def parse_text(name: str, text: str, constraint: Constraint) -> Any:
         return parse_text(name, text, constraint.inner)
     if isinstance(constraint, SequenceOf):
         parts = [part.strip() for part in text.split(",") if part.strip()]
+        return constraint.check(name, [scalar(part, constraint.inner) for part in parts])
+    return constraint.check(name, scalar(text, constraint))
+
+
+def scalar(text: str, constraint: Constraint) -> Any:
+    """One command-line word as the kind of value ``constraint`` takes: an integer read
+    exactly (``12345678901234567891`` and ``1e30`` with every digit, never through a
+    float), a real number, or the text itself when it reads as neither (the constraint
+    then refuses it, showing the text)."""
+    if isinstance(constraint, Integer | Real):
         try:
-            values = [_scalar(part, constraint.inner) for part in parts]
+            return exact_number(text.strip()) if isinstance(constraint, Integer) else float(text)
         except ValueError:
-            raise InvalidParameter(name, text, constraint.describe()) from None
-        return constraint.check(name, values)
-    try:
-        value = _scalar(text, constraint)
-    except ValueError:
-        raise InvalidParameter(name, text, constraint.describe()) from None
-    return constraint.check(name, value)
-
-
-def _scalar(text: str, constraint: Constraint) -> Any:
-    if isinstance(constraint, Integer):
-        number = float(text)  # "1e13" and "1000" alike; integrality is the constraint's
-        return int(number) if number.is_integer() and abs(number) < 2**63 else number
-    if isinstance(constraint, Real):
-        return float(text)
+            return text
+    if isinstance(constraint, Boolean):
+        return {"true": True, "false": False}.get(text.strip().lower(), text)
     return text
+
+
+def exact_number(text: str) -> int | float:
+    """``text`` as an ``int`` when it names an integer exactly (``"1000"``, ``"1e13"``,
+    ``"2.0e3"``), else as a float (``"2.5"``, ``"nan"``); :class:`ValueError` when it is
+    not a number."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        raise ValueError(text) from None
+    if number.is_finite() and number == number.to_integral_value():
+        if number.adjusted() > MAX_DIGITS:
+            return float(text)
+        return int(number)
+    return float(text)
+
+
+#: Digits beyond which an integer flag is not expanded (``1e100000`` stays a float).
+MAX_DIGITS = 400
 
 
 class ParameterAction(argparse.Action):
@@ -106,6 +143,9 @@ class ParameterAction(argparse.Action):
 def flag_help(help_text: str, constraint: Constraint, default: Any) -> str:
     """Help text with the choices and the default spelled out (no markup)."""
     parts = [help_text]
+    if isinstance(constraint, Optional) and constraint.meaning:
+        parts.append(f"none: {constraint.meaning}")
+        constraint = constraint.inner
     if isinstance(constraint, Options):
         parts.append(f"choices: {', '.join(constraint.choices)}")
     if default is not None and not isinstance(constraint, Boolean):
@@ -125,6 +165,8 @@ def metavar(constraint: Constraint) -> str:
         return "X"
     if isinstance(constraint, Options):
         return "{" + ",".join(constraint.choices) + "}"
+    if isinstance(constraint, Boolean):
+        return "{true,false}"
     return "TEXT"
 
 
@@ -135,11 +177,14 @@ def add_parameter(
     help_text: str,
     default: Any = None,
     flag: str | None = None,
+    unset: Any = None,
+    required: bool = False,
 ) -> None:
     """One flag for a validated parameter (``--name-with-dashes``); the parsed value is
-    ``None`` unless given, so that defaults stay with the settings object."""
+    ``unset`` (``None``, or ``argparse.SUPPRESS`` where ``none`` is a value the flag may
+    set) unless given, so that defaults stay with the settings object."""
     option = flag or "--" + name.replace("_", "-")
-    if isinstance(constraint, Boolean):
+    if isinstance(constraint, Boolean) and unset is None:
         group.add_argument(
             option,
             dest=name,
@@ -153,7 +198,8 @@ def add_parameter(
         dest=name,
         action=ParameterAction,
         constraint=constraint,
-        default=None,
+        default=unset,
+        required=required,
         metavar=metavar(constraint),
         help=flag_help(help_text, constraint, default),
     )

@@ -75,7 +75,7 @@ def command_encoder(args: argparse.Namespace) -> int:
     from verify.encoder.files import ENCODER_FILES, EncoderWriter
     from verify.encoder.reference import require_torch
     from verify.encoder.train import train_encoder
-    from verify.output.files import prepare_output_dir
+    from verify.output.claim import claim_output
     from verify.runtime.interrupts import sigterm_as_interrupt
     from verify.sim.simulate import RunStatus
 
@@ -84,13 +84,13 @@ def command_encoder(args: argparse.Namespace) -> int:
     if config.settings.model == "full":
         require_torch()
     check_memory(config)
-    prepare_output_dir(args.out, overwrite=args.overwrite, guarded=ENCODER_FILES)
-    writer = EncoderWriter(args.out)
-    with sigterm_as_interrupt():
-        result = train_encoder(
-            config, data=data, progress=not args.no_progress, on_record=writer.append
-        )
-        writer.finish(result)
+    with claim_output(args.out, overwrite=args.overwrite, guarded=ENCODER_FILES):
+        writer = EncoderWriter(args.out)
+        with sigterm_as_interrupt():
+            result = train_encoder(
+                config, data=data, progress=not args.no_progress, on_record=writer.append
+            )
+            writer.finish(result)
     print_summary(result.summary())
     if result.status is RunStatus.INTERRUPTED:
         saved = f"the finished part is saved in {args.out}"

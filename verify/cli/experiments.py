@@ -2,8 +2,9 @@
 ``precision``.
 
 The sweeps are resumable: finished runs live in ``OUT/runs/<key>.json`` and rerunning the
-same command skips them. Ctrl-C or SIGTERM stops a sweep without losing finished runs
-(exit 130 or 143).
+same command skips them. Ctrl-C, SIGTERM or SIGHUP stops a sweep without losing finished
+runs (exit 130, 143 or 129). One process at a time writes into an ``--out``: a second
+command on the same place is refused (exit 2) while the first runs.
 """
 
 from __future__ import annotations
@@ -51,12 +52,13 @@ def run_experiment_command(args: argparse.Namespace, experiment: Any) -> int:
 
     from verify.experiments.driver import run_experiment
     from verify.experiments.sweep import SweepError
+    from verify.output.claim import claim_output
     from verify.runtime.interrupts import exit_status, reason, sigterm_as_interrupt
 
     executor = executor_settings(args)
     runs = Path(args.out) / "runs"
     try:
-        with sigterm_as_interrupt():
+        with claim_output(args.out), sigterm_as_interrupt():
             record = run_experiment(experiment, args.out, executor, progress=not args.no_progress)
     except KeyboardInterrupt as interrupt:
         print(
@@ -100,6 +102,8 @@ def redraw_reproduce(args: argparse.Namespace) -> int:
 
     names = [spec.name for spec in parameter_fields(ReproduceSettings)]
     reject_together(args, "figures_only", ["quick", *names], "it only redraws figures")
+    from verify.output.claim import claim_output
+
     tables = Path(args.out) / "tables"
     missing = [
         name
@@ -113,7 +117,9 @@ def redraw_reproduce(args: argparse.Namespace) -> int:
         f"a directory holding the tables of an earlier "
         f"reproduce run (tables/{', '.join(missing)} missing)",
     )
-    for path in draw_reproduce_figures(tables, Path(args.out) / "figures"):
+    with claim_output(args.out):
+        drawn = draw_reproduce_figures(tables, Path(args.out) / "figures")
+    for path in drawn:
         print(path)
     return 0
 
@@ -148,12 +154,14 @@ def command_max_margin(args: argparse.Namespace) -> int:
 
 def command_precision(args: argparse.Namespace) -> int:
     from verify.experiments.precision import METHODS, precision_report
-    from verify.output.files import prepare_output_dir
+    from verify.output.claim import claim_output
 
     settings = settings_from_args(args, PrecisionSettings())
-    if args.out:
-        prepare_output_dir(args.out, overwrite=args.overwrite, guarded=("precision.csv",))
-    print(precision_report(settings, METHODS, Path(args.out) if args.out else None))
+    if not args.out:
+        print(precision_report(settings, METHODS, None))
+        return 0
+    with claim_output(args.out, overwrite=args.overwrite, guarded=("precision.csv",)) as out:
+        print(precision_report(settings, METHODS, out))
     return 0
 
 

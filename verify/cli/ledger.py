@@ -46,15 +46,24 @@ def verdicts_for(reports: list[str]) -> Any:
 
 
 def command_ledger(args: argparse.Namespace) -> int:
-    from verify.ledger import LEDGER_FILES, write_ledger
+    from verify.ledger import LEDGER_FILES
+    from verify.output.claim import claim_output
+
+    if not args.out:
+        return ledger_written(args)
+    with claim_output(args.out, overwrite=args.overwrite, guarded=LEDGER_FILES):
+        return ledger_written(args)
+
+
+def ledger_written(args: argparse.Namespace) -> int:
+    """Check the claims' links (``--check``), build the ledger, write and print it."""
+    from verify.ledger import write_ledger
     from verify.ledger.build import all_claims, build_ledger
     from verify.ledger.evidence import problems
     from verify.ledger.render import console, documentation_page
-    from verify.output.files import atomic_write_text, prepare_output_dir
+    from verify.output.files import atomic_write_text
     from verify.output.provenance import provenance
 
-    if args.out:
-        prepare_output_dir(args.out, overwrite=args.overwrite, guarded=LEDGER_FILES)
     if args.check:
         from verify.cli import build_parser  # the package builds this module's parser
 

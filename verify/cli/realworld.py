@@ -3,12 +3,17 @@
 Only argument parsing lives here; PyTorch is imported when a command runs, so
 ``python -m verify --help`` works without the ``realworld`` extra.
 
-Conventions: lists are comma-separated (``--ns 20,200,1000``), integers accept
-scientific notation (``--epochs 2e3``), ``none`` means "not set" where a setting
-may be absent (``--batch-size none``: full batch), ``--seeds K`` means the first K
-seeds. Every value is checked against its constraint before any work starts; a
-bad one prints one line naming the parameter, the value and what is allowed, and
-the command exits with status 2.
+The flags are built from the settings objects, as every other command's: ``run`` from
+the fields of :class:`~verify.realworld.config.GroupConfig` (one data set, n, eta and
+seed) and the overridable fields of :class:`~verify.realworld.protocols.Protocol`;
+``table`` from :class:`~verify.realworld.settings.GridSettings`; ``factors`` from
+:class:`~verify.realworld.settings.FactorSettings`. Lists are comma-separated
+(``--ns 20,200,1000``), integers accept scientific notation (``--epochs 2e3``),
+``none`` means "not set" where a setting may be absent (``--batch-size none``: full
+batch), ``--seeds K`` means the first K seeds. Every value is checked against its
+constraint before any work starts, and so is the output place (claimed, as every
+command's, :mod:`verify.output.claim`); a bad one prints one line naming the
+parameter, the value and what is allowed, and the command exits with status 2.
 """
 
 from __future__ import annotations
@@ -18,48 +23,26 @@ import functools
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from theory.foundation.validation import InvalidParameter
-from verify.cli.common import Parser, add_executor_flags
+from theory.foundation.validation import Integer, InvalidParameter, Text, parameter_fields
+from verify.cli.common import (
+    HelpFormatter,
+    Parser,
+    add_executor_flags,
+    add_output_flags,
+    add_parameter,
+    add_settings_flags,
+    settings_from_args,
+)
 from verify.cli.experiments import run_experiment_command
 from verify.realworld.assets import ASSETS, AssetMissingError, fetch
-from verify.realworld.catalogue import DATASET_NAMES
-from verify.realworld.protocols import (
-    HEAD_FITS,
-    INITS,
-    NOISE_MODELS,
-    OPTIMISERS,
-    OVERRIDABLE,
-    SCHEDULES,
-)
-from verify.realworld.variants import FACTORS, GRID_VARIANTS, TARGET, variant
+from verify.realworld.config import GroupConfig
+from verify.realworld.protocols import OVERRIDABLE, Protocol
+from verify.realworld.settings import ETAS, FactorSettings, GridSettings
+from verify.realworld.variants import FACTORS
 
-OVERRIDE_FLAGS = OVERRIDABLE
-
-
-def value_of(text: str | None) -> Any:
-    """A command-line word as a Python value: ``none`` -> None, ``true``/``false`` -> bool,
-    numbers (``2e3`` -> 2000.0, which integer constraints accept) -> int/float, else the text
-    (which the constraint then rejects or accepts)."""
-    if text is None:
-        return None
-    lowered = text.strip().lower()
-    if lowered == "none":
-        return None
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def list_of(text: str) -> tuple[Any, ...] | str:
-    """A comma-separated list (``20,200,1000``) as a tuple of values."""
-    return tuple(value_of(item) for item in text.split(",")) if text.strip() else ()
+#: The files of a ``realworld run`` (an earlier one is replaced only with --overwrite).
+RUN_FILES = ("run.json", "history.csv")
 
 
 def _handled(handler):
@@ -94,28 +77,33 @@ def _command_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
-def protocol_from_args(args: argparse.Namespace):
+def protocol_from_args(args: argparse.Namespace) -> Protocol:
     """The variant named by ``--protocol`` with the override flags given (validated)."""
-    base = variant(args.protocol)
-    overrides = {
-        name: value_of(getattr(args, name))
-        for name in OVERRIDE_FLAGS
-        if getattr(args, name) is not None
-    }
-    return base.replace(**overrides)
+    from verify.realworld.variants import variant
+
+    given = vars(args)
+    return variant(args.protocol).replace(
+        **{name: given[name] for name in OVERRIDABLE if name in given}
+    )
 
 
 def _command_run(args: argparse.Namespace) -> int:
-    from verify.realworld.config import GroupConfig
-
     config = GroupConfig(
         dataset=args.dataset,
-        n=value_of(args.n),
-        etas=(value_of(args.eta),),
-        seeds=(value_of(args.seed),),
+        n=args.n,
+        etas=(args.eta,),
+        seeds=(args.seed,),
         protocol=protocol_from_args(args),
     )
-    out = Path(args.out) if args.out else None
+    if args.out is None:
+        return _run_group(args, config, None)
+    from verify.output.claim import claim_output
+
+    with claim_output(args.out, overwrite=args.overwrite, guarded=RUN_FILES) as out:
+        return _run_group(args, config, out)
+
+
+def _run_group(args: argparse.Namespace, config: GroupConfig, out: Path | None) -> int:
     # the command's modules (NumPy, PyTorch) are loaded when it runs
     from verify.output.files import atomic_write_json
     from verify.output.provenance import provenance
@@ -147,104 +135,79 @@ def _command_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _execute(args: argparse.Namespace, groups, settings) -> int:
+def _execute(args: argparse.Namespace, settings: GridSettings | FactorSettings) -> int:
+    groups = settings.groups()
+    if not args.estimate:
+        from verify.realworld.grid import realworld_experiment
+
+        return run_experiment_command(args, realworld_experiment(settings, groups))
+    from verify.output.claim import claim_output
     from verify.output.files import atomic_write_json
+    from verify.realworld.cost import estimate
 
-    if args.estimate:
-        from verify.realworld.cost import estimate
-
+    with claim_output(args.out) as out:
         predicted = estimate(groups)
         atomic_write_json(
-            Path(args.out) / f"cost_estimate_{args.realworld_command}.json",
+            out / f"cost_estimate_{args.realworld_command}.json",
             {"settings": settings.to_dict(), **predicted},
         )
-        for row in predicted["groups"]:
-            print(
-                f"{row['protocol']:>30} {row['dataset']:>16} n={row['n']:<5} "
-                f"members={row['members']} "
-                f"epochs={row['epochs']:<5} {row['predicted_seconds'] / 60:8.1f} min"
-            )
+    for row in predicted["groups"]:
         print(
-            f"total {predicted['total_seconds'] / 3600:.2f} h at "
-            f"{predicted['rates'][0]['torch_threads']} torch thread(s)"
+            f"{row['protocol']:>30} {row['dataset']:>16} n={row['n']:<5} "
+            f"members={row['members']} "
+            f"epochs={row['epochs']:<5} {row['predicted_seconds'] / 60:8.1f} min"
         )
-        return 0
-    from verify.realworld.grid import realworld_experiment
-
-    return run_experiment_command(args, realworld_experiment(settings, groups))
+    print(
+        f"total {predicted['total_seconds'] / 3600:.2f} h at "
+        f"{predicted['rates'][0]['torch_threads']} torch thread(s)"
+    )
+    return 0
 
 
 def _command_table(args: argparse.Namespace) -> int:
-    from verify.realworld.settings import GridSettings
-
-    given = {
-        name: list_of(getattr(args, name))
-        for name in ("protocols", "datasets", "ns", "etas")
-        if getattr(args, name) is not None
-    }
-    given.update(
-        {
-            name: value_of(getattr(args, name))
-            for name in ("seeds", "epochs")
-            if getattr(args, name) is not None
-        }
-    )
-    settings = GridSettings(**given)
-    return _execute(args, settings.groups(), settings)
+    return _execute(args, settings_from_args(args, GridSettings()))
 
 
 def _command_factors(args: argparse.Namespace) -> int:
-    from verify.realworld.settings import FactorSettings
-
-    given = {
-        name: list_of(getattr(args, name))
-        for name in ("factors", "datasets")
-        if getattr(args, name) is not None
-    }
-    given.update(
-        {
-            name: value_of(getattr(args, name))
-            for name in ("base", "n", "eta", "seeds")
-            if getattr(args, name) is not None
-        }
-    )
-    settings = FactorSettings(**given)
-    return _execute(args, settings.groups(), settings)
-
-
-def _choices(values) -> str:
-    return ", ".join(str(v) for v in values)
+    return _execute(args, settings_from_args(args, FactorSettings()))
 
 
 def _override_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("protocol overrides (each replaces the protocol's value)")
-    helps = {
-        "optimiser": f"one of {_choices(OPTIMISERS)}",
-        "learning_rate": "a number > 0, or none (sgd: the step-size rule)",
-        "schedule": f"one of {_choices(SCHEDULES)}",
-        "batch_size": "an integer >= 1, or none (full batch)",
-        "epochs": "an integer >= 1 (2e3 accepted)",
-        "clip_norm": "a number > 0, or none (no clipping)",
-        "special_tokens": "true or false (text: keep [CLS] ... [SEP])",
-        "noise": f"one of {_choices(NOISE_MODELS)}",
-        "init": f"query/key re-initialisation, one of {_choices(INITS)}",
-        "head_fit": f"one of {_choices(HEAD_FITS)}",
-        "head_examples": "an integer >= 1, or none (the whole head pool)",
-        "head_epochs": "an integer >= 1",
-        "eval_every": "epochs between evaluations, an integer >= 1",
-        "validation_size": "validation examples carved from the training pool, >= 1",
-    }
-    for name in OVERRIDE_FLAGS:
-        group.add_argument(
-            f"--{name.replace('_', '-')}", dest=name, metavar="VALUE", help=helps[name]
+    """A flag per overridable protocol field, with that field's constraint and help."""
+    group = parser.add_argument_group(
+        "protocol overrides (each replaces the value of --protocol's protocol)"
+    )
+    fields = {spec.name: spec for spec in parameter_fields(Protocol)}
+    for name in OVERRIDABLE:
+        spec = fields[name]
+        add_parameter(
+            group,
+            name,
+            spec.metadata["constraint"],
+            spec.metadata["help"] + "; default: the protocol's",
+            unset=argparse.SUPPRESS,
         )
 
 
-def _protocol_help() -> str:
-    return (
-        "authors, fullbatch-adam or gd, optionally +cls (text keeps [CLS]) or +FACTOR "
-        f"(FACTOR one of {_choices(FACTORS)}); default authors"
-    )
+def _run_flags(parser: argparse.ArgumentParser) -> None:
+    """``run``'s flags: one group's data set, n, eta, seed and protocol, from
+    :class:`~verify.realworld.config.GroupConfig`'s fields."""
+    fields = {spec.name: spec for spec in parameter_fields(GroupConfig)}
+    group = parser.add_argument_group("the run")
+    for name in ("dataset", "n"):
+        spec = fields[name]
+        add_parameter(
+            group, name, spec.metadata["constraint"], spec.metadata["help"], required=True
+        )
+    add_parameter(group, "eta", ETAS.inner, "label-noise rate", required=True)
+    add_parameter(group, "seed", Integer(0), "seed", 0, unset=0)
+    add_parameter(group, "protocol", Text(), PROTOCOL_HELP, "authors", unset="authors")
+
+
+PROTOCOL_HELP = (
+    "protocol variant: authors, fullbatch-adam or gd, optionally +cls (text keeps [CLS]) "
+    f"or +FACTOR (FACTOR one of {', '.join(FACTORS)})"
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -262,14 +225,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     fetch_command.add_argument("assets", nargs="*", help="asset names (default: all)")
     fetch_command.set_defaults(handler=_handled(_command_fetch))
 
-    one = sub.add_parser("run", help="both phases for one data set, n, eta, seed and protocol")
-    one.add_argument("--dataset", required=True, help=f"one of {_choices(DATASET_NAMES)}")
-    one.add_argument("--n", required=True, help="training examples, an integer >= 1")
-    one.add_argument("--eta", required=True, help="label-noise rate in [0, 0.5)")
-    one.add_argument("--seed", default="0", help="seed, an integer >= 0 (default 0)")
-    one.add_argument("--protocol", default="authors", help=_protocol_help())
+    one = sub.add_parser(
+        "run",
+        help="both phases for one data set, n, eta, seed and protocol",
+        formatter_class=HelpFormatter,
+    )
+    _run_flags(one)
     _override_flags(one)
-    one.add_argument("--out", metavar="DIR", help="write run.json and history.csv here")
+    add_output_flags(one, required=False, what="run.json and history.csv")
     one.add_argument("--no-progress", action="store_true", help="no progress bar")
     one.set_defaults(handler=_handled(_command_run))
 
@@ -277,27 +240,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "table",
         help="the protocol grid (resumable), its tables, figures and "
         "report; rebuilt from every group in DIR/runs",
+        formatter_class=HelpFormatter,
     )
-    table.add_argument("--out", required=True, metavar="DIR", help="results directory")
-    table.add_argument(
-        "--protocols",
-        metavar="LIST",
-        help=f"comma-separated variants (default {','.join(GRID_VARIANTS)}); "
-        + _protocol_help().replace("; default authors", ""),
-    )
-    table.add_argument(
-        "--datasets",
-        metavar="LIST",
-        help=f"comma-separated, from {_choices(DATASET_NAMES)} (default all)",
-    )
-    table.add_argument("--ns", metavar="LIST", help="comma-separated n (default 20,200,1000)")
-    table.add_argument("--etas", metavar="LIST", help="comma-separated eta (default 0,0.1,0.2)")
-    table.add_argument("--seeds", metavar="K", help="seeds per cell: the first K (default 3)")
-    table.add_argument(
-        "--epochs",
-        metavar="E",
-        help="attention-phase epochs for every protocol (default: each one's)",
-    )
+    add_output_flags(table, what="results", overwrite=False)
+    add_settings_flags(table, GridSettings(), "the grid")
     _shared_flags(table)
     table.set_defaults(handler=_handled(_command_table))
 
@@ -305,25 +251,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "factors",
         help="one factor at a time: the base protocol with each "
         "factor moved to the other protocol's setting",
+        formatter_class=HelpFormatter,
     )
-    factors.add_argument("--out", required=True, metavar="DIR", help="results directory")
-    factors.add_argument(
-        "--base", metavar="NAME", help=f"one of {_choices(TARGET)} (default fullbatch-adam)"
-    )
-    factors.add_argument(
-        "--factors",
-        metavar="LIST",
-        help=f"comma-separated, from {_choices(FACTORS)} (default optimiser,"
-        "learning-rate,batch-size,epochs,schedule)",
-    )
-    factors.add_argument(
-        "--datasets",
-        metavar="LIST",
-        help=f"comma-separated, from {_choices(DATASET_NAMES)} (default all)",
-    )
-    factors.add_argument("--n", metavar="N", help="training examples (default 200)")
-    factors.add_argument("--eta", metavar="ETA", help="noise rate, eta = 0 runs too (default 0.1)")
-    factors.add_argument("--seeds", metavar="K", help="seeds: the first K (default 3)")
+    add_output_flags(factors, what="results", overwrite=False)
+    add_settings_flags(factors, FactorSettings(), "the factors")
     _shared_flags(factors)
     factors.set_defaults(handler=_handled(_command_factors))
 

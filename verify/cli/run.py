@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from theory.foundation.validation import Real, require
+from theory.foundation.validation import require
 from verify.cli.common import (
     HelpFormatter,
     add_output_flags,
@@ -15,8 +19,9 @@ from verify.cli.common import (
     add_progress_flag,
     given,
 )
-from verify.sim.config import PRESETS, RunConfig, parameter_specs, preset
+from verify.sim.config import DELTA, PRESETS, RunConfig, parameter_specs, preset
 from verify.sim.engines.registry import engines_where, spoken
+from verify.sim.resources import CONFIRM_SECONDS
 
 #: Fields that external data (``--data-from``) fixes.
 DATA_SHAPE = ("n", "T", "d", "test_size")
@@ -72,12 +77,14 @@ def config_from_args(args: argparse.Namespace, **fixed: Any) -> RunConfig:
     return preset(args.preset, **{**given(args, names), **fixed})
 
 
-def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
-    """The run's configuration, data and W0 (``None`` unless ``--data-from``); every input
-    is checked here, before any training."""
+def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, dict | None]:
+    """The run's configuration, data, W0 and the description of the data file (the last
+    three ``None`` unless ``--data-from``); every input is checked here, before any
+    training."""
     if not args.data_from:
-        return config_from_args(args), None, None
+        return config_from_args(args), None, None, None
     from verify.sim.data import dataset_from_arrays, npz_shape, read_npz
+    from verify.sim.inputs import check_initial_weights
 
     engine = config_from_args(args).solver.engine
     on_tokens = engines_where(tokens=True)
@@ -100,22 +107,76 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
     n, T, d, test_size = npz_shape(arrays)
     config = config_from_args(args, n=n, T=T, d=d, test_size=test_size)
     data, W0 = dataset_from_arrays(arrays, config, source=str(args.data_from))
-    return config, data, W0
+    if W0 is not None:
+        check_initial_weights(W0, config, "data_from:W0")
+    return config, data, W0, describe_data_file(args.data_from, arrays, data)
+
+
+#: Fields of the data model that generate data: with --data-from they do not describe it.
+GENERATING_FIELDS = ("eta", "flip", "rho", "mu_norm", "sigma_eps")
+
+
+def describe_data_file(path: str, arrays: dict[str, Any], data: Any) -> dict[str, Any]:
+    """What config.json records of a data file: its path and SHA-256, the realised number
+    of flipped labels (from ``y_clean``; unknown without it), and which configuration
+    fields do not describe it. Warns (stderr) when half or more of the labels are flipped."""
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    noisy = int(data.noisy.sum()) if data.y_clean is not None else None
+    if noisy is not None and 2 * noisy >= data.n:
+        print(
+            f"warning: data_from: {noisy} of the {data.n} training labels differ from y_clean "
+            "(half or more flipped: the noisy labels are the majority, so the model's notion "
+            "of a flipped label is reversed)",
+            file=sys.stderr,
+        )
+    unused = [*GENERATING_FIELDS, *(("nu_scale",) if "nu" in arrays else ())]
+    return {
+        "path": str(path),
+        "sha256": digest,
+        "noisy_count": noisy,
+        "noisy_fraction": None if noisy is None else noisy / data.n,
+        "fields_not_describing_the_file": unused,
+        "W0_from_file": "W0" in arrays,
+    }
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from verify.output.files import prepare_output_dir
-    from verify.runtime.interrupts import sigterm_as_interrupt
-    from verify.sim.resources import check_memory
+    from verify.sim.resources import check_cost, check_memory, check_runnable, cost_line
+
+    config, data, W0, data_file = _configuration(args)
+    check_runnable(config)
+    check_memory(config)
+    check_cost(config, confirmed=args.yes)
+    if not args.out:
+        print(cost_line(config), file=sys.stderr)
+        return _train(args, config, data, W0, None)
+    from verify.output.claim import claim_output
     from verify.sim.run_files import RUN_FILES, RunWriter
+
+    with claim_output(args.out, overwrite=args.overwrite, guarded=RUN_FILES) as out:
+        print(cost_line(config), file=sys.stderr)
+        keep_partial_history(out)
+        return _train(args, config, data, W0, RunWriter(out, data_file))
+
+
+def keep_partial_history(out: Any) -> None:
+    """A partial history an earlier, killed run left in ``out`` is moved aside (to a
+    name with its time), never overwritten; the move is announced."""
+    from verify.sim.run_files import PARTIAL_HISTORY
+
+    partial = out / PARTIAL_HISTORY
+    if not partial.exists():
+        return
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(partial.stat().st_mtime))
+    aside = out / f"history.partial.{stamp}.{os.getpid()}.csv"
+    os.replace(partial, aside)
+    print(f"note: an earlier run's partial history was moved to {aside}", file=sys.stderr)
+
+
+def _train(args: argparse.Namespace, config: RunConfig, data: Any, W0: Any, writer: Any) -> int:
+    from verify.runtime.interrupts import sigterm_as_interrupt
     from verify.sim.simulate import RunStatus, simulate
 
-    config, data, W0 = _configuration(args)
-    check_memory(config)
-    writer = None
-    if args.out:
-        prepare_output_dir(args.out, overwrite=args.overwrite, guarded=RUN_FILES)
-        writer = RunWriter(args.out)
     with sigterm_as_interrupt():
         result = simulate(
             config,
@@ -141,7 +202,6 @@ def command_run(args: argparse.Namespace) -> int:
     return 0
 
 
-DELTA = Real(0.0, 1.0)
 DEFAULT_DELTA = 0.05
 
 
@@ -199,6 +259,12 @@ def register(commands: Any, argv: Sequence[str]) -> None:
     )
     add_output_flags(run, required=False, what="run's files")
     add_progress_flag(run)
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help=f"run even when the estimate (printed before the run) exceeds "
+        f"{CONFIRM_SECONDS / 60:g} min; without it such a run is refused before any work",
+    )
     run.set_defaults(handler=command_run)
 
     assumptions = commands.add_parser(

@@ -96,7 +96,7 @@ def regime_agreement(rows: Sequence[Row], residual: bool = True) -> Measure:
 
 
 @dataclass(frozen=True)
-class Claim:
+class EncoderClaim:
     """A claimed inequality ``measure(rows) >= threshold`` (or ``<=``)."""
 
     text: str
@@ -105,33 +105,33 @@ class Claim:
     threshold: float
 
 
-ENCODER_CLAIMS: dict[str, Claim] = {
-    "encoder_clean_select_relevant": Claim(
+ENCODER_CLAIMS: dict[str, EncoderClaim] = {
+    "encoder_clean_select_relevant": EncoderClaim(
         "at the benign setting, most clean samples' [CLS] attention selects R",
         lambda rows: selection_share(rows, "clean", "R"),
         ">=",
         0.5,
     ),
-    "encoder_noisy_select_weak_opposite": Claim(
+    "encoder_noisy_select_weak_opposite": EncoderClaim(
         "at the benign setting, most noisy samples' [CLS] attention selects W- (the bare "
         "model's mechanism)",
         lambda rows: selection_share(rows, "noisy", "W-"),
         ">=",
         0.5,
     ),
-    "encoder_train_accuracy": Claim(
+    "encoder_train_accuracy": EncoderClaim(
         "at the benign setting, the encoder fits every training label",
         lambda rows: accuracy(rows, "train"),
         ">=",
         1.0,
     ),
-    "encoder_test_accuracy": Claim(
+    "encoder_test_accuracy": EncoderClaim(
         "at the benign setting, test accuracy is high (>= 0.95)",
         lambda rows: accuracy(rows, "test"),
         ">=",
         0.95,
     ),
-    "encoder_test_select_relevant": Claim(
+    "encoder_test_select_relevant": EncoderClaim(
         "at the benign setting, most test sequences' [CLS] attention selects R",
         lambda rows: selection_share(rows, "test", "R"),
         ">=",
@@ -140,7 +140,7 @@ ENCODER_CLAIMS: dict[str, Claim] = {
 }
 
 
-def claim_verdict(claim: Claim, rows: Sequence[Row]) -> tuple[bool, Measure]:
+def claim_verdict(claim: EncoderClaim, rows: Sequence[Row]) -> tuple[bool, Measure]:
     """Whether the claim holds: the whole interval on the claimed side of the threshold
     (an estimate equal to a threshold of 1 with no spread counts as reaching it)."""
     measure = claim.measure(rows)
@@ -153,7 +153,7 @@ def claim_verdict(claim: Claim, rows: Sequence[Row]) -> tuple[bool, Measure]:
 
 __all__ = [
     "Measure",
-    "Claim",
+    "EncoderClaim",
     "ENCODER_CLAIMS",
     "BENIGN",
     "claim_verdict",

@@ -229,6 +229,17 @@ def boundary_predictions(settings: BoundarySettings, brackets: Sequence[Bracket]
     return {(kind, d, n): predicted_boundary(kind, settings, d, n) for kind, d, n in keys}
 
 
+def predicts(prediction: Prediction) -> bool:
+    """Whether a boundary prediction exists (a positive finite value; a zero or NaN is
+    "nothing predicted" and is written as a missing value, shown n/a)."""
+    return math.isfinite(prediction.value) and prediction.value > 0
+
+
+def shown(value: float, spec: str) -> str:
+    """``value`` formatted by ``spec``, or ``n/a`` when it is missing (NaN)."""
+    return f"{value:{spec}}" if math.isfinite(value) else "n/a"
+
+
 def summary_rows(
     brackets: Sequence[Bracket], predictions: Predictions | None = None, rule: str = ""
 ) -> list[dict[str, Any]]:
@@ -250,8 +261,8 @@ def summary_rows(
                 "n": n,
                 "mu_star_geomean": measured,
                 "log_mu_star_sd": float(logs.std(ddof=1)) if logs.size > 1 else math.nan,
-                "predicted": predicted.value,
-                "model_error": predicted.model_error,
+                "predicted": predicted.value if predicts(predicted) else math.nan,
+                "model_error": predicted.model_error if predicts(predicted) else math.nan,
                 "relative_error": relative_error(measured, predicted.value),
                 "bracketed_seeds": int(logs.size),
                 "seeds": len(group),
@@ -352,13 +363,13 @@ def exponent_markdown(rows: Sequence[dict[str, Any]], settings: BoundarySettings
         (
             r["boundary"],
             f"‖μ‖* ∝ {r['variable']}^b ({r['fixed']})",
-            f"{r['exponent']:.3f}",
-            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]",
-            f"[{r['bootstrap_low']:.3f}, {r['bootstrap_high']:.3f}]",
+            shown(r["exponent"], ".3f"),
+            _interval(r["ci_low"], r["ci_high"]),
+            _interval(r["bootstrap_low"], r["bootstrap_high"]),
             f"{r['theory']:g}",
-            f"{r.get('predicted_exponent', math.nan):.3f}",
+            shown(r.get("predicted_exponent", math.nan), ".3f"),
             r["points"],
-            f"{r['r_squared']:.3f}",
+            shown(r["r_squared"], ".3f"),
         )
         for r in rows
     ]
@@ -374,6 +385,12 @@ def exponent_markdown(rows: Sequence[dict[str, Any]], settings: BoundarySettings
         "R²",
     )
     return markdown_table(header, body) + rule_note(settings)
+
+
+def _interval(low: float, high: float) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "n/a"
+    return f"[{low:.3f}, {high:.3f}]"
 
 
 def rule_note(settings: BoundarySettings) -> str:
@@ -399,11 +416,11 @@ def prediction_markdown(summary: Sequence[dict[str, Any]]) -> str:
             r["rule"],
             f"{r['d']:.0e}",
             r["n"],
-            f"{r['mu_star_geomean']:.4g}",
-            f"{r['log_mu_star_sd']:.3f}",
-            f"{r['predicted']:.4g}",
-            f"{r['model_error']:.2g}",
-            f"{r['relative_error']:+.1%}",
+            shown(r["mu_star_geomean"], ".4g"),
+            shown(r["log_mu_star_sd"], ".3f"),
+            shown(r["predicted"], ".4g"),
+            shown(r["model_error"], ".2g"),
+            shown(r["relative_error"], "+.1%"),
             f"{r['bracketed_seeds']}/{r['seeds']}",
         )
         for r in summary

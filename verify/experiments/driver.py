@@ -6,7 +6,8 @@ record (settings, provenance, timings) and its figures.
 An :class:`Experiment` says what to compute (``compute(store, executor, progress)``, which
 returns an :class:`ExperimentOutput`: tables as rows, Markdown summaries, extra record
 fields) and how to draw (``draw(tables_dir, figures_dir)``). :func:`run_experiment`
-does the rest, in this order: executor up, compute (resumable: finished runs live in
+does the rest, in this order: the output place claimed (:mod:`verify.output.claim`: one
+writer at a time), executor up, compute (resumable: finished runs live in
 ``OUT/runs/<key>.json``), executor down, tables (CSV, and Parquet when pandas and
 pyarrow are installed), figures from those tables, then ``OUT/<name>.json`` last, so a
 record on disk always describes complete tables.
@@ -22,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from theory.foundation.validation import InvalidParameter, Validated
-from verify.output.files import atomic_write_json, atomic_write_text, prepare_output_dir
+from verify.output.claim import claim_output
+from verify.output.files import atomic_write_json, atomic_write_text
 from verify.output.provenance import provenance
 from verify.output.tables import write_table
 from verify.runtime.executors import Executor, ExecutorSettings, make_executor
-from verify.runtime.store import ResultStore
+from verify.runtime.store import ResultStore, record_problem
 from verify.sim.config import RunConfig
 from verify.sim.resources import available_memory, check_memory
 
@@ -56,17 +58,19 @@ class Experiment:
 
 
 def check_records(runs: Path) -> None:
-    """Every finished record in ``runs`` must read as JSON (they are written atomically, so
-    a damaged one was changed from outside); the first that does not is named."""
+    """Every finished record in ``runs`` must read as JSON and pass
+    :func:`~verify.runtime.store.record_problem` (they are written atomically with a
+    checksum, so a damaged one was changed from outside); the first that does not is
+    named with its path."""
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else ():
         try:
-            json.loads(path.read_text(encoding="utf-8"))
+            problem = record_problem(json.loads(path.read_text(encoding="utf-8")), path.stem)
         except (OSError, ValueError) as error:
+            problem = f"a sweep record that reads as JSON ({error})"
+        if problem is not None:
             raise InvalidParameter(
-                "record",
-                str(path),
-                f"a sweep record that reads as JSON ({error}); delete it to recompute that run",
-            ) from None
+                "record", str(path), f"{problem}; delete it to recompute that run"
+            )
 
 
 def check_before_work(experiment: Experiment, out: Path, executor: Any) -> None:
@@ -85,10 +89,16 @@ def check_before_work(experiment: Experiment, out: Path, executor: Any) -> None:
 
 
 def write_tables(out: Path, output: ExperimentOutput) -> list[Path]:
+    """The tables with rows (an empty one is not written, and an earlier file of that name
+    is removed: the record lists it under ``empty_tables``) and the Markdown summaries."""
     tables = out / "tables"
     written: list[Path] = []
     for name, rows in output.tables.items():
-        written += write_table(tables / name, rows)
+        if rows:
+            written += write_table(tables / name, rows)
+            continue
+        for suffix in (".csv", ".parquet"):
+            (tables / name).with_suffix(suffix).unlink(missing_ok=True)
     for name, text in output.markdown.items():
         atomic_write_text(tables / f"{name}.md", text)
         written.append(tables / f"{name}.md")
@@ -104,7 +114,17 @@ def run_experiment(
 ) -> dict[str, Any]:
     """Run (or resume) ``experiment`` into ``out``; returns the record written to
     ``out/<name>.json``. Ctrl-C or SIGTERM propagates after the finished runs are saved."""
-    out = prepare_output_dir(out)
+    with claim_output(out) as place:
+        return _run(experiment, place, executor, progress, figures)
+
+
+def _run(
+    experiment: Experiment,
+    out: Path,
+    executor: ExecutorSettings | Executor | None,
+    progress: bool,
+    figures: bool,
+) -> dict[str, Any]:
     check_before_work(experiment, out, executor)
     settings = executor if isinstance(executor, ExecutorSettings) else None
     started = time.perf_counter()
@@ -124,6 +144,7 @@ def run_experiment(
         **output.record,
         "provenance": provenance(),
         "tables": [str(p.relative_to(out)) for p in written],
+        "empty_tables": [name for name, rows in output.tables.items() if not rows],
     }
     if figures and experiment.draw is not None:
         drawn = experiment.draw(out / "tables", out / "figures")

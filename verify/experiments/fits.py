@@ -68,14 +68,16 @@ def bootstrap_exponent(
     seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile interval of the exponent fitted to the per-``x`` means of resampled
-    replicates (each ``x``'s replicates drawn with replacement, independently)."""
+    replicates (each ``x``'s replicates drawn with replacement, independently); NaN when
+    fewer than two values of ``x`` have replicates or no ``x`` has two (one seed per value:
+    resampling would return the fit itself, a zero-width interval that means nothing)."""
     rng = np.random.default_rng(seed)
     groups = [
         (float(x), np.asarray([v for v in values if np.isfinite(v) and v > 0]))
         for x, values in replicates.items()
     ]
     groups = [(x, v) for x, v in groups if v.size]
-    if len(groups) < 2:
+    if len(groups) < 2 or all(v.size < 2 for _, v in groups):
         return math.nan, math.nan
     xs = np.log([x for x, _ in groups])
     slopes = np.empty(repetitions)

@@ -129,7 +129,7 @@ def accuracy_rows(
                     "d": d,
                     "mu_norm": mu,
                     "quantity": quantity,
-                    "paper": paper.get(quantity, ""),
+                    "paper": paper.get(quantity),
                     "mean": float(np.mean(values)) if values.size else np.nan,
                     "sd": float(np.std(values, ddof=1)) if values.size > 1 else np.nan,
                     "min": float(np.min(values)) if values.size else np.nan,
@@ -143,14 +143,14 @@ def accuracy_rows(
 
 def accuracy_markdown(rows: Sequence[dict[str, Any]], settings: ReproduceSettings) -> str:
     """The accuracy table as Markdown (paper vs reproduced mean +- sd over seeds)."""
-    shown = [r for r in rows if r["paper"] != "" or r["quantity"] in ("noisy_fitted",)]
+    shown = [r for r in rows if r["paper"] is not None or r["quantity"] in ("noisy_fitted",)]
     body = [
         (
             r["regime"],
             r["d"],
             f"{r['mu_norm']:g}",
             r["quantity"],
-            "" if r["paper"] == "" else f"{r['paper']:g}",
+            "" if r["paper"] is None else f"{r['paper']:g}",
             f"{r['mean']:.3f} ± {r['sd']:.3f}",
             f"[{r['min']:.3f}, {r['max']:.3f}]",
             r["n_seeds"],

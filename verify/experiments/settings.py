@@ -22,7 +22,7 @@ from theory.foundation.validation import (
 )
 from theory.foundation.validation import Sequence as SequenceOf
 from verify.measures.regimes import RegimeThresholds
-from verify.sim.config import PRESETS, RunConfig, preset
+from verify.sim.config import MAX_LOG_POINTS, PRESETS, RunConfig, preset
 from verify.sim.engines.registry import REGISTRY, engine_help, engine_traits
 
 #: The presets as (name, d, ||mu||).
@@ -102,6 +102,15 @@ class ReproduceSettings(Validated):
     def check_relations(self) -> None:
         names = [name for name, _, _ in self.presets]
         require(set(names) <= set(PRESETS), "presets", names, f"names among {tuple(PRESETS)}")
+        # the runs' log_every is trajectory_log_every: refused here, under the flags' names
+        every = self.trajectory_log_every
+        require(
+            self.steps // every <= MAX_LOG_POINTS,
+            "steps",
+            self.steps,
+            f"an integer <= {MAX_LOG_POINTS} x trajectory_log_every = {MAX_LOG_POINTS * every} "
+            f"(at most {MAX_LOG_POINTS} logged points a run), or a larger --trajectory-log-every",
+        )
 
     @classmethod
     def quick(cls) -> ReproduceSettings:

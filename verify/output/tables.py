@@ -49,15 +49,41 @@ def write_table(
             import pyarrow  # noqa: F401
         except ImportError:
             return written
-        frame = pd.DataFrame([{c: row.get(c) for c in columns} for row in rows], columns=columns)
-        for column in frame.columns:
-            if frame[column].dtype == object:
-                frame[column] = frame[column].astype(str)
+        frame = pd.DataFrame(
+            {c: parquet_column([row.get(c) for row in rows]) for c in columns}, columns=columns
+        )
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
         atomic_write_bytes(path.with_suffix(".parquet"), buffer.getvalue())
         written.append(path.with_suffix(".parquet"))
     return written
+
+
+def parquet_column(values: list[Any]) -> list[Any] | np.ndarray:
+    """A column's cells as Parquet should hold them: numbers (with missing cells) as a
+    float64 array (NaN where missing), booleans as they are, anything else as strings
+    with missing cells kept missing (null), never the text ``"nan"`` or ``"None"``."""
+    present = [v for v in values if not _missing(v)]
+    if present and all(isinstance(v, (bool, np.bool_)) for v in present):
+        return (
+            values
+            if len(present) == len(values)
+            else [None if _missing(v) else bool(v) for v in values]
+        )
+    if all(isinstance(v, (int, float, np.integer, np.floating)) for v in present):
+        if all(isinstance(v, (int, np.integer)) for v in present) and len(present) == len(values):
+            return np.asarray(values, dtype=np.int64)
+        return np.array([math.nan if _missing(v) else float(v) for v in values], dtype=np.float64)
+    return [None if _missing(v) else str(v) for v in values]
+
+
+def _missing(value: Any) -> bool:
+    """``None``, an empty cell or a NaN."""
+    return (
+        value is None
+        or (isinstance(value, str) and value == "")
+        or (isinstance(value, (float, np.floating)) and math.isnan(value))
+    )
 
 
 def _column(values: list[str]) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 
 from theory.quadrature import LOG_SLOPE_PER_DECADE
 from verify.output.tables import read_table, select
-from verify.plots.style import pyplot, save_figure
+from verify.plots.style import pyplot, readable_log_axis, save_figure
 
 BOUNDARY_COLOURS = {"harmful|benign": "tab:red", "benign|not-overfitting": "tab:blue"}
 
@@ -69,6 +69,7 @@ def figure_boundaries(tables: Path, figures: Path) -> list[Path]:
         values = np.unique(select(estimates, sweep=sweep)[sweep])
         axis.set_xticks(values, [f"{v:g}" for v in values])
         axis.minorticks_off()
+        readable_log_axis(axis)
         axis.legend(fontsize=7)
     axis = axes[2]
     colours = {"harmful": "tab:red", "benign": "tab:green", "not-overfitting": "tab:blue"}
@@ -93,6 +94,7 @@ def figure_boundaries(tables: Path, figures: Path) -> list[Path]:
     values = np.unique(rows["d"])
     axis.set_xticks(values, [f"{v:g}" for v in values])
     axis.minorticks_off()
+    readable_log_axis(axis)
     axis.legend(fontsize=7)
     steps = int(np.nanmax(points["steps"]))
     engine = str(points["engine"][0]) if "engine" in points else "reduced"

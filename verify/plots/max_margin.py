@@ -42,9 +42,9 @@ def _draw_preset(top, bottom, rows: dict[str, np.ndarray], runs: dict[str, np.nd
             bottom.semilogy(x, values, style, color=colour, label=label if first else None)
     top.set_ylabel("cosine with the SVM direction")
     top.set_ylim(0.5, 1.0)
-    bottom.set_xlabel("log10 GD steps (gradient flow)")
     bottom.set_ylabel("1 - cos")
     for axis in (top, bottom):
+        axis.set_xlabel("log10 GD steps (gradient flow)")
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
 

@@ -15,14 +15,16 @@ from typing import Any
 import numpy as np
 
 from verify.output.tables import read_table, select
-from verify.plots.style import pyplot, save_figure
+from verify.plots.style import outlined, pyplot, save_figure
 
 GROUP_COLOURS = {"R": "tab:green", "W+": "tab:blue", "W-": "tab:red", "I": "tab:gray"}
 SPLIT_COLOURS = {"train": "tab:blue", "test": "tab:orange"}
+#: How a preset is named in titles: by its name, never by a regime its run may not reach
+#: (the measured outcome is stated beside it, :func:`_measured`).
 REGIME_TITLES = {
-    "harmful": "harmful overfitting",
-    "benign": "benign overfitting",
-    "not-overfitting": "not overfitting",
+    "harmful": "the harmful preset",
+    "benign": "the benign preset",
+    "not-overfitting": "the not-overfitting preset",
 }
 FIGURE_NUMBERS = {"harmful": 3, "benign": 4, "not-overfitting": 5}
 
@@ -43,6 +45,17 @@ def _preset_label(accuracy: Mapping[str, np.ndarray], regime: str) -> str:
     rows = select(accuracy, regime=regime)
     d, mu = int(rows["d"][0]), float(rows["mu_norm"][0])
     return f"d = {d}, ‖μ‖ = {mu:g}"
+
+
+def _measured(accuracy: Mapping[str, np.ndarray], regime: str) -> str:
+    """What the preset's runs did (mean over seeds): the share of noisy labels fitted and
+    the test accuracy, so that a title never claims a regime the runs did not reach."""
+    rows = select(accuracy, regime=regime)
+    mean = {str(q): float(v) for q, v in zip(rows["quantity"], rows["mean"], strict=True)}
+    return (
+        f"measured: {mean.get('noisy_fitted', np.nan):.0%} of noisy labels fitted, "
+        f"test accuracy {mean.get('test_accuracy', np.nan):.2f}"
+    )
 
 
 def figure_training(tables: Path, figures: Path, regime: str) -> list[Path]:
@@ -95,11 +108,35 @@ def figure_training(tables: Path, figures: Path, regime: str) -> list[Path]:
         )
         axis.legend(fontsize=8)
     number = FIGURE_NUMBERS.get(regime, 0)
+    _note_switch(axes[1, 1], select(select(attention, seed=first), kind="noisy"), regime)
     fig.suptitle(
-        f"Figure {number}: {REGIME_TITLES.get(regime, regime)} ({_preset_label(accuracy, regime)})"
+        f"Figure {number}: {REGIME_TITLES.get(regime, regime)} ({_preset_label(accuracy, regime)});"
+        f" {_measured(accuracy, regime)}"
     )
     fig.tight_layout()
     return save_figure(fig, figures, f"fig{number}_{regime}")
+
+
+def _note_switch(axis: Any, rows: Mapping[str, np.ndarray], regime: str) -> None:
+    """On the not-overfitting preset, a noisy sample whose attention ends on W- shows the
+    stage-2 switch that the package registers as a disagreement with the paper's stage-1
+    picture (check ``not-overfitting.noisy-selection``): said on the panel."""
+    if regime != "not-overfitting" or rows["step"].size == 0:
+        return
+    last = rows["step"] == np.max(rows["step"])
+    mass = {g: rows["probability"][last & (rows["group"] == g)].sum() for g in GROUP_COLOURS}
+    if max(mass, key=mass.__getitem__) != "W-":
+        return
+    axis.text(
+        0.02,
+        0.5,
+        "stage-2 switch: this noisy sample leaves R for W-\n(registered disagreement "
+        "not-overfitting.noisy-selection)",
+        transform=axis.transAxes,
+        fontsize=7,
+        va="center",
+        bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "0.6"},
+    )
 
 
 def figure_saturation(tables: Path, figures: Path) -> list[Path]:
@@ -275,14 +312,8 @@ def figure_phase_diagram(
             )
             fig.colorbar(mesh, ax=axis)
         for line in theory_lines:
-            axis.plot(line["d"], line["mu_norm"], "w--", lw=1, label=line["label"])
-        for name, d, mu in presets:
-            if not (x_edges[0] <= d <= x_edges[-1] and y_edges[0] <= mu <= y_edges[-1]):
-                continue
-            axis.plot(d, mu, marker="*", ms=13, color="white", mec="black")
-            axis.annotate(
-                name, (d, mu), textcoords="offset points", xytext=(5, 5), fontsize=8, color="white"
-            )
+            axis.plot(line["d"], line["mu_norm"], "--", lw=1, label=line["label"], **outlined())
+        _mark_presets(axis, presets, x_edges, y_edges)
         axis.set(
             title=title,
             xlabel="d",
@@ -296,6 +327,33 @@ def figure_phase_diagram(
     fig.suptitle(f"Phase diagram after {steps} GD steps (n = {n}, {seeds} seed(s) per cell)")
     fig.tight_layout()
     return save_figure(fig, figures, "phase_diagram")
+
+
+def _mark_presets(
+    axis: Any,
+    presets: Sequence[tuple[str, float, float]],
+    x_edges: np.ndarray,
+    y_edges: np.ndarray,
+) -> None:
+    """A star and a name at each preset inside the grid: never clipped at the panel's edge
+    (the name placed towards the panel's centre), white with a dark outline."""
+    for name, d, mu in presets:
+        if not (x_edges[0] <= d <= x_edges[-1] and y_edges[0] <= mu <= y_edges[-1]):
+            continue
+        axis.plot(d, mu, marker="*", ms=13, color="white", mec="black", clip_on=False)
+        right = d > (x_edges[0] + x_edges[-1]) / 2
+        top = mu > (y_edges[0] + y_edges[-1]) / 2
+        axis.annotate(
+            name,
+            (d, mu),
+            textcoords="offset points",
+            xytext=(-7 if right else 7, -7 if top else 7),
+            ha="right" if right else "left",
+            va="top" if top else "bottom",
+            fontsize=8,
+            annotation_clip=False,
+            **outlined(width=2),
+        )
 
 
 def draw_reproduce_figures(tables: Path, figures: Path) -> list[Path]:

@@ -89,7 +89,7 @@ def _load_context(config: GroupConfig, progress: bool) -> Context:
         pools,
         prepared["train"],
         prepared["test"],
-        cached_head_features(backbone, data, pools.head),
+        cached_head_features(backbone, data, pools.head, progress),
         labels,
     )
 

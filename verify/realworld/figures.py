@@ -13,6 +13,11 @@ SHOWN = ("authors", "fullbatch-adam", "gd")
 LINE = {"authors": "-", "fullbatch-adam": "--", "gd": ":"}
 
 
+def base_of(label: str) -> str:
+    """The named protocol a variant label starts from (``authors[epochs=3]``: authors)."""
+    return label.split("[")[0].split("+")[0]
+
+
 def _datasets(table) -> list[str]:
     return sorted(set(table["dataset"].tolist()))
 
@@ -25,7 +30,7 @@ def _nearest(values: np.ndarray, wanted: float) -> float:
 def figure_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Path]:
     """Per data set, at label noise ``eta``, mean over seeds against the epoch: test accuracy,
     fraction of noisy labels fitted, mean maximum attention of the query row; one line per
-    (protocol, n)."""
+    (protocol variant, n), the line style by the named protocol it starts from."""
     plt = pyplot()
     history = read_table(tables / "realworld_history")
     datasets = _datasets(history)
@@ -40,14 +45,18 @@ def figure_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Pa
     )
     for column, dataset in enumerate(datasets):
         rows = select(select(history, dataset=dataset), eta=eta)
-        for label in [p for p in SHOWN if p in set(rows["protocol"].tolist())]:
+        present = dict.fromkeys(rows["protocol"].tolist())
+        for label in [p for p in present if base_of(p) in SHOWN]:
             for n in np.unique(select(rows, protocol=label)["n"]):
                 run = select(select(rows, protocol=label), n=n)
                 epochs = np.unique(run["epoch"])
                 for row, (name, title) in enumerate(panels):
                     values = [np.nanmean(run[name][run["epoch"] == e]) for e in epochs]
                     axes[row, column].plot(
-                        np.maximum(epochs, 0.5), values, LINE[label], label=f"{label}, n = {int(n)}"
+                        np.maximum(epochs, 0.5),
+                        values,
+                        LINE[base_of(label)],
+                        label=f"{label}, n = {int(n)}",
                     )
                     axes[row, column].set_ylabel(title)
         for row in range(len(panels)):

@@ -36,6 +36,14 @@ from verify.runtime.store import ResultStore, canonical
 PROTOCOL_COLUMNS = GRID_VARIANTS
 
 
+def protocol_columns(summary: list[dict[str, Any]]) -> list[str]:
+    """The protocol labels of the side-by-side tables: the grid's variants, then every other
+    label that was run (``authors[epochs=3]`` after ``--epochs 3``), so that no run is
+    left out of them."""
+    run = dict.fromkeys(entry["protocol"] for entry in summary)
+    return [*PROTOCOL_COLUMNS, *(label for label in run if label not in PROTOCOL_COLUMNS)]
+
+
 def candidate_labels() -> list[str]:
     return list(GRID_VARIANTS) + [f"{base}+{factor}" for base in TARGET for factor in FACTORS]
 
@@ -152,8 +160,9 @@ def results_output(store: ResultStore, call: dict[str, Any]) -> ExperimentOutput
         "realworld_summary": summary,
         "realworld_history": history_rows(records, labels),
     }
+    columns = protocol_columns(summary)
     for readout, suffix in (("final", ""), ("early", "_early")):
-        tables[f"realworld_protocols{suffix}"] = protocol_table(summary, PROTOCOL_COLUMNS, readout)
+        tables[f"realworld_protocols{suffix}"] = protocol_table(summary, columns, readout)
     factors = factor_rows(summary)
     if factors:
         tables["realworld_factors"] = factors

@@ -10,7 +10,8 @@ identified by
     \text{point}: x\}))[:20],
 
 and its record (point, configuration, seed, result, wall time, host, package version) is
-written atomically to ``<store>/<key>.json``.
+written atomically to ``<store>/<key>.json`` with the SHA-256 of its content
+(:func:`checksum`), so that a record changed after it was written is found on resume.
 """
 
 from __future__ import annotations
@@ -32,16 +33,19 @@ def worker_name(worker: Worker) -> str:
     return f"{worker.__module__}:{worker.__qualname__}"
 
 
-def canonical(value: Any) -> Any:
-    """A JSON round trip of ``value`` (tuples become lists, non-finite floats strings)."""
-    return json.loads(json.dumps(jsonable(value), sort_keys=True))
+def canonical(value: Any, spelled: bool = False) -> Any:
+    """A JSON round trip of ``value`` (tuples become lists, non-finite floats ``None``, or
+    with ``spelled`` the strings ``"nan"``, ``"inf"``: the spelling keys were made with)."""
+    return json.loads(json.dumps(jsonable(value, spelled), sort_keys=True))
 
 
 def point_key(worker: Worker | str, point: Mapping[str, Any]) -> str:
     """Stable 20-hex-digit key of (worker, point), independent of dict order."""
     name = worker if isinstance(worker, str) else worker_name(worker)
     text = json.dumps(
-        {"worker": name, "point": canonical(point)}, sort_keys=True, separators=(",", ":")
+        {"worker": name, "point": canonical(point, spelled=True)},
+        sort_keys=True,
+        separators=(",", ":"),
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
@@ -60,14 +64,46 @@ class ResultStore:
         return self.path(key).is_file()
 
     def load(self, key: str) -> dict[str, Any]:
+        """The record as it was saved (its checksum left out)."""
         with open(self.path(key), encoding="utf-8") as stream:
-            return json.load(stream)
+            record = json.load(stream)
+        record.pop("checksum", None)
+        return record
 
     def save(self, key: str, record: Mapping[str, Any]) -> None:
-        atomic_write_json(self.path(key), record)
+        """Write ``record`` with its :func:`checksum`."""
+        plain = canonical({k: v for k, v in record.items() if k != "checksum"})
+        atomic_write_json(self.path(key), {**plain, "checksum": checksum(plain)})
 
     def keys(self) -> set[str]:
         return {path.stem for path in self.directory.glob("*.json")}
+
+
+def checksum(record: Mapping[str, Any]) -> str:
+    """SHA-256 of a record's canonical JSON, its own ``checksum`` field left out."""
+    text = json.dumps(
+        {k: v for k, v in record.items() if k != "checksum"},
+        sort_keys=True,
+        separators=(",", ":"),
+        allow_nan=False,
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_problem(record: Any, key: str) -> str | None:
+    """What is wrong with a stored record read back for ``key`` (``None``: nothing): not a
+    JSON object, no ``result`` object, another key, or a checksum that does not match
+    (changed after it was written; records written before checksums were added have
+    none and are taken as they are)."""
+    if not isinstance(record, dict):
+        return f"a JSON object (it holds {type(record).__name__})"
+    if not isinstance(record.get("result"), dict):
+        return "a record with a result object (its result is missing or not an object)"
+    if record.get("key", key) != key:
+        return f"the record of key {key} (it holds key {record.get('key')!r})"
+    if "checksum" in record and record["checksum"] != checksum(record):
+        return "a record as it was written (its checksum does not match: it was changed)"
+    return None
 
 
 def make_record(
@@ -99,4 +135,13 @@ def make_record(
     )
 
 
-__all__ = ["Worker", "ResultStore", "point_key", "worker_name", "canonical", "make_record"]
+__all__ = [
+    "Worker",
+    "ResultStore",
+    "point_key",
+    "worker_name",
+    "canonical",
+    "make_record",
+    "checksum",
+    "record_problem",
+]

@@ -15,6 +15,7 @@ each to its component.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,13 +30,29 @@ from theory.foundation.validation import (
     parameter_fields,
     require,
 )
-from verify.sim.engines.registry import engine_help, engine_names, engine_traits, engines_where
+from verify.sim.engines.registry import (
+    engine_help,
+    engine_names,
+    engine_traits,
+    engines_where,
+)
 
 #: Decimal digits the mp-flow tolerance must stay above the working precision's.
 MP_FLOW_GUARD_DIGITS = 10
 
 #: Most log points a run may record (each holds per-sample attention and gaps).
 MAX_LOG_POINTS = 100_000
+
+#: Smallest initial preconditioner s^2 d (a normal float64 number, squares included).
+MIN_KAPPA0 = 1e-150
+
+#: The failure probability delta of assumptions A1, A3 and A7.
+DELTA = Real(0.0, 1.0)
+
+#: Decimal exponent of float64's largest number (about 1.8e308).
+FLOAT64_DECADES = 308.0
+#: The paper's scales of the head, the noise and the signal (the benign setting).
+PAPER_SCALE = {"nu_scale": 1.0, "sigma_eps": 1.0, "mu_norm": 20.0}
 
 
 @dataclass(frozen=True)
@@ -114,6 +131,7 @@ class RunConfig(Validated):
     )
 
     def check_relations(self) -> None:
+        self._check_scores()
         refusal = engine_traits(self.solver.engine).cannot_run(self)
         if refusal is not None:
             raise InvalidParameter(
@@ -122,12 +140,14 @@ class RunConfig(Validated):
         scale = self.training.init_scale
         if scale is not None:
             require(
-                scale * scale * self.model.d <= 1e100,
+                MIN_KAPPA0 <= scale * scale * self.model.d <= 1e100,
                 "init_scale",
                 scale,
-                f"a scale s with s^2 d <= 1e100 (here d = {self.model.d}), so that the "
-                "initial preconditioner stays finite",
+                f"a scale s with {MIN_KAPPA0:g} <= s^2 d <= 1e100 (here d = {self.model.d}), "
+                "so that the initial preconditioner and the scale of W0 W0^T stay finite "
+                "and nonzero in float64",
             )
+
         steps, every = self.training.steps, self.recording.log_every
         if every:
             require(
@@ -137,6 +157,32 @@ class RunConfig(Validated):
                 f"an integer >= steps / {MAX_LOG_POINTS} = {-(-steps // MAX_LOG_POINTS)} "
                 "(at most 1e5 linear log points), or 0 for about 100 points",
             )
+
+    def _check_scores(self) -> None:
+        r"""The token scores' noise :math:`\sigma_\epsilon s_\nu / \|\mu\|` must keep its
+        square times :math:`10^6 d` finite in float64 (as the token norms must): otherwise
+        the scores, the logits and the population metrics overflow. The refusal names the
+        field furthest from the paper's value in the direction that grows the noise."""
+        m = self.model
+        log_noise = math.log10(m.sigma_eps) + math.log10(m.nu_scale) - math.log10(m.mu_norm)
+        if 2 * log_noise + math.log10(m.d) + 6 < FLOAT64_DECADES:
+            return
+        excess = {
+            "mu_norm": math.log10(PAPER_SCALE["mu_norm"] / m.mu_norm),
+            "sigma_eps": math.log10(m.sigma_eps / PAPER_SCALE["sigma_eps"]),
+            "nu_scale": math.log10(m.nu_scale / PAPER_SCALE["nu_scale"]),
+        }
+        name = max(excess, key=excess.__getitem__)
+        bound = 10 ** ((FLOAT64_DECADES - 6 - math.log10(m.d)) / 2 - log_noise)
+        value = getattr(m, name)
+        limit = value / bound if name == "mu_norm" else value * bound
+        relation = ">=" if name == "mu_norm" else "<="
+        raise InvalidParameter(
+            name,
+            value,
+            f"a value {relation} {limit:.3g} here (the token scores' noise sigma_eps nu_scale "
+            f"/ mu_norm must have a square times 1e6 d finite in float64; d = {m.d})",
+        )
 
     # -- flat names ----------------------------------------------------------------
     @classmethod
@@ -251,4 +297,5 @@ __all__ = [
     "preset",
     "parameter_specs",
     "MAX_LOG_POINTS",
+    "DELTA",
 ]

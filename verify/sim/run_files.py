@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,17 @@ def token_columns(result: RunResult, prefix: str) -> list[str]:
     return [f"{prefix}_t{t}_{GROUP_NAMES[g]}" for t, g in enumerate(result.data.groups)]
 
 
-def run_record(result: RunResult) -> dict[str, Any]:
-    """Full configuration, seed, data source and provenance."""
-    return {
+def run_record(result: RunResult, data_file: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Full configuration, seed, data source (and, for data read from a file, what
+    describes it: ``data_file``) and provenance."""
+    record = {
         "config": result.config.to_dict(),
         "seed": result.config.seed,
         "data_source": result.data.source,
-        "provenance": provenance(),
     }
+    if data_file is not None:
+        record["data_file"] = dict(data_file)
+    return {**record, "provenance": provenance()}
 
 
 def attention_table(result: RunResult) -> str:
@@ -77,8 +81,9 @@ def gap_table(result: RunResult) -> str:
 class RunWriter:
     """Streams a run's history into ``out`` and writes all its files at the end."""
 
-    def __init__(self, out: str | Path):
+    def __init__(self, out: str | Path, data_file: Mapping[str, Any] | None = None):
         self.out = Path(out)
+        self.data_file = data_file
         self.out.mkdir(parents=True, exist_ok=True)
         self._partial = self.out / PARTIAL_HISTORY
         self._stream: Any = None
@@ -90,13 +95,13 @@ class RunWriter:
             self._stream = open(self._partial, "w", encoding="utf-8", newline="")  # noqa: SIM115
             self._writer = csv.writer(self._stream, lineterminator="\n")
             self._writer.writerow(list(row))
-        self._writer.writerow([f"{value:.17g}" for value in row.values()])
+        self._writer.writerow(["" if math.isnan(v) else f"{v:.17g}" for v in row.values()])
         self._stream.flush()
 
     def finish(self, result: RunResult) -> Path:
         """Write every file atomically, then remove the partial history."""
         self.close()
-        atomic_write_json(self.out / "config.json", run_record(result))
+        atomic_write_json(self.out / "config.json", run_record(result, self.data_file))
         atomic_write_json(self.out / "summary.json", result.summary())
         history = result.history
         if len(history):
@@ -120,12 +125,20 @@ def write_run(result: RunResult, out: str | Path) -> Path:
     return RunWriter(out).finish(result)
 
 
+def _cell(text: str) -> float:
+    """A history cell: a number, or NaN for an empty (missing) cell."""
+    return float(text) if text.strip() else math.nan
+
+
 def read_history(path: str | Path, columns: Mapping[str, Column] = BY_NAME) -> History:
     """A ``history.csv`` (or ``history.partial.csv``) read back as a :class:`History` of
-    the declared column set ``columns`` (the bare model's by default)."""
+    the declared column set ``columns`` (the bare model's by default); an empty cell is a
+    missing value (NaN)."""
     text = Path(path).read_text(encoding="utf-8")
     header = text.split("\n", 1)[0].split(",")
-    values = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
+    values = np.loadtxt(
+        io.StringIO(text), delimiter=",", skiprows=1, ndmin=2, converters=_cell, dtype=np.float64
+    )
     return History(header, values.reshape(-1, len(header)), columns)
 
 

@@ -25,7 +25,7 @@ from verify.runtime.progress import progress as progress_stage
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines import draw_data, engine_traits, make_engine
-from verify.sim.engines.base import Engine, NonFiniteError
+from verify.sim.engines.base import Engine, NonFiniteError, far_scales, non_finite_message
 from verify.sim.history import History, Row
 from verify.sim.observables import (
     POPULATION_COLUMNS,
@@ -269,10 +269,7 @@ def check_row(row: Mapping[str, float], first: Mapping[str, float]) -> None:
     samples' gaps when no label is flipped, stay NaN without failing the run)."""
     for key, value in row.items():
         if not math.isfinite(value) and math.isfinite(first[key]):
-            raise NonFiniteError(
-                f"non-finite {key} ({value}) recorded at step "
-                f"{row['step']:g}: the run was stopped. Lower alpha."
-            )
+            raise NonFiniteError(non_finite_message(f"{key} ({value}) recorded", row["step"]))
 
 
 def health_warnings(config: RunConfig, row: Mapping[str, float], warned: set[str]) -> list[str]:
@@ -396,7 +393,7 @@ def simulate(
         result.signal = exit_status(interrupt) - 128
         _flush_quietly(recorder, result)
     except NonFiniteError as error:
-        result.status, result.message = RunStatus.FAILED, str(error)
+        result.status, result.message = RunStatus.FAILED, str(error) + far_scales(config)
         _flush_quietly(recorder, result)
     finally:
         if bar is not None:

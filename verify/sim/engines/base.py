@@ -53,9 +53,28 @@ class NonFiniteError(FloatingPointError):
 def non_finite_message(what: str, step: float) -> str:
     """Why a run stopped: ``what`` was not finite at ``step``, and what to do."""
     return (
-        f"non-finite {what} at step {step:g}: the run was stopped. Lower alpha, or use "
-        "engine='mp' or 'flow' if the gaps are very large."
+        f"non-finite {what} at step {step:g}: the run was stopped. Lower alpha; if the "
+        "head, noise or signal scale (nu_scale, sigma_eps, mu_norm) is far from the "
+        "paper's, bring it back; engine='mp' or 'flow' take very large attention gaps."
     )
+
+
+#: The scales a run's numbers grow with, and their values in the paper's settings.
+PAPER_SCALES = {"nu_scale": 1.0, "sigma_eps": 1.0, "mu_norm": 20.0, "alpha": 5e-3}
+#: How far (a factor either way) a scale may be from the paper's before it is named.
+FAR = 1e3
+
+
+def far_scales(config: RunConfig) -> str:
+    """The scales of ``config`` at least :data:`FAR` times away from the paper's, as a
+    sentence to add to a non-finite run's message (``""`` when none is)."""
+    values = config.flat()
+    far = [
+        f"{name}={values[name]:g} ({values[name] / paper:.3g} x the paper's {paper:g})"
+        for name, paper in PAPER_SCALES.items()
+        if not 1 / FAR <= values[name] / paper <= FAR
+    ]
+    return f" Far from the paper's here: {', '.join(far)}." if far else ""
 
 
 def ensure_finite(values: np.ndarray, what: str, step: float) -> None:

@@ -18,11 +18,8 @@ from scipy.linalg.blas import dger
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, initial_weights
 from verify.sim.engines.base import Engine, ensure_finite
-from verify.sim.engines.registry import engine_traits
+from verify.sim.engines.registry import DENSE_DRIFT_MAX_D, engine_traits
 from verify.sim.statistics import conserved_scale
-
-#: Above this dimension the O(d^3) invariant drift is not computed by the dense engine.
-DENSE_DRIFT_MAX_D = 1000
 
 
 class DenseEngine(Engine):

@@ -11,13 +11,19 @@ Memory (the engine's own arrays, float64 unless stated; :math:`N = nT`):
 
 * ``dense``: :math:`W`, :math:`W_0` and the step's :math:`d \times d` temporaries,
   :math:`4d^2`;
-* on tokens in reduced coordinates (``reduced``, ``flow``, ``mp``, ``mp-flow``):
-  :math:`C` and :math:`B` (:math:`2dN`), a block of :math:`W_0` (:math:`512\,d`),
-  :math:`K`, Gram and :math:`M` (:math:`3N^2`); ``mp`` adds the whole :math:`W_0`
-  (:math:`d^2`) and :math:`2N^2` mpmath numbers;
-* ``dfree`` and ``dfree-flow``: the statistics, their factors and the state, about
-  :math:`12 N^2`, and no d-dimensional array;
-* a flow solver keeps about 16 copies of its :math:`N^2` state.
+* on tokens in reduced coordinates (``reduced``, ``flow``, ``mp``, ``mp-flow``), at the
+  set-up's peak: :math:`Z`, :math:`C_0` and a :math:`d \times N` temporary
+  (:math:`3dN`), a block of :math:`W_0` with its squares and fourth powers
+  (:math:`3 \cdot 512\,d`), :math:`K`, Gram and :math:`M` (:math:`3N^2`); ``mp`` adds
+  the whole :math:`W_0` in float64 and in mpmath (:math:`d^2` each) and :math:`B`,
+  :math:`V`, :math:`K`, Gram and :math:`M` in mpmath (:math:`2dN + 3N^2` numbers);
+  ``mp-flow`` adds its extrapolation's tableau (about :math:`20 N^2` numbers);
+* ``dfree`` and ``dfree-flow``: beyond the statistics they sample (counted as the run's
+  data, :mod:`verify.sim.resources`), the state :math:`M` (:math:`N^2`); no
+  d-dimensional array;
+* a flow solver keeps about 36 copies of its :math:`N^2` state (DOP853's 16 extended
+  stages, the 7 rows of its dense output, the state, its derivative and their
+  temporaries).
 
 Cost (multiply-adds; see :mod:`verify.sim.engines.traits` for the rates): the set-up
 over :math:`W_0` is :math:`d^2 N + 2dN^2` (:math:`V = W_0 Z`, then :math:`K` and
@@ -46,6 +52,9 @@ if TYPE_CHECKING:
     from verify.sim.config import RunConfig
 
 INITS = ("uniform", "gaussian")
+#: Above this dimension the O(d^3) invariant drift is not computed by the dense engine (a
+#: recorded quantity: its cost is the recording's, :mod:`verify.sim.resources`).
+DENSE_DRIFT_MAX_D = 1000
 #: Rows of :math:`W_0` drawn at a time by the reduced set-up.
 W0_BLOCK = 512
 
@@ -67,25 +76,37 @@ def dense_bytes(config: RunConfig) -> int:
 
 
 def reduced_bytes(config: RunConfig) -> int:
+    """At the set-up's peak: :math:`Z`, :math:`C_0` and a product's :math:`d \times N`
+    temporary; a block of :math:`W_0` with its squares and fourth powers; :math:`K`,
+    Gram, :math:`Q`."""
     d, N = config.model.d, config.model.n_tokens
-    return FLOAT * (2 * d * N + W0_BLOCK * d + 3 * N * N)
+    return FLOAT * (3 * d * N + 3 * W0_BLOCK * d + 3 * N * N)
 
 
 def mp_bytes(config: RunConfig) -> int:
-    N = config.model.n_tokens
-    return reduced_bytes(config) + FLOAT * config.model.d**2 + 2 * MP_NUMBER * N * N
+    """The float64 set-up, the whole :math:`W_0` in float64 and in mpmath, the tokens
+    :math:`B` and :math:`V = W_0 B` in mpmath, and :math:`K`, Gram, :math:`M`."""
+    d, N = config.model.d, config.model.n_tokens
+    return reduced_bytes(config) + FLOAT * d * d + MP_NUMBER * (d * d + 2 * d * N + 3 * N * N)
 
 
 def flow_solver_bytes(config: RunConfig) -> int:
-    return FLOAT * 16 * config.model.n_tokens**2
+    return FLOAT * 36 * config.model.n_tokens**2
 
 
 def flow_bytes(config: RunConfig) -> int:
     return reduced_bytes(config) + flow_solver_bytes(config)
 
 
+def mp_flow_bytes(config: RunConfig) -> int:
+    """The mp engine's set-up, and the extrapolation's tableau: about 20 states of
+    :math:`N^2` fixed-point numbers (each about the size of an mpmath number)."""
+    return mp_bytes(config) + MP_NUMBER * 20 * config.model.n_tokens**2
+
+
 def dfree_bytes(config: RunConfig) -> int:
-    return FLOAT * 12 * config.model.n_tokens**2
+    """Beyond the sampled statistics (the run's data): the state :math:`M`."""
+    return FLOAT * config.model.n_tokens**2
 
 
 def dfree_flow_bytes(config: RunConfig) -> int:
@@ -232,7 +253,7 @@ REGISTRY: tuple[EngineTraits, ...] = (
         "mp_flow_tol, mp_dps digits (small problems; the ground truth for flow)",
         scaling="O(d^2 N) mpmath once, 1 + k^2 evaluations of O(N^2) integer products a "
         "solver step (k from the tolerance)",
-        state_bytes=flow_bytes,
+        state_bytes=mp_flow_bytes,
         cost=mp_flow_cost,
     ),
     IN_LAW(
@@ -317,4 +338,5 @@ __all__ = [
     "spoken",
     "estimated_log_points",
     "log_time",
+    "DENSE_DRIFT_MAX_D",
 ]
