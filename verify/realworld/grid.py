@@ -35,7 +35,7 @@ def member_keys(config: dict[str, Any]) -> set[str]:
 
 def _run_key(config: dict[str, Any], seed: int, eta: float) -> str:
     common = {k: v for k, v in config.items() if k not in ("etas", "seeds")}
-    return json.dumps(canonical({**common, "seed": seed, "eta": eta}), sort_keys=True)
+    return json.dumps(canonical({**common, "seed": seed, "eta": float(eta)}), sort_keys=True)
 
 
 def not_yet_run(groups: list[GroupConfig], store: Path) -> list[GroupConfig]:
