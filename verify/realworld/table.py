@@ -215,3 +215,57 @@ def protocol_table(
         row[f"{label}_noisy_fitted"] = entry[READOUTS[readout][1]]
         row[f"{label}_verdict"] = entry[f"{readout}_verdict"]
     return [cells[key] for key in sorted(cells)]
+
+
+#: A (protocol, data set, n) run at this many noise levels or more is a sweep over eta.
+SWEEP_LEVELS = 5
+SWEEP_COLUMNS = (
+    "seeds",
+    "noisy_fraction",
+    "test_accuracy",
+    "test_accuracy_sd",
+    "final_change",
+    "final_change_se",
+    "noisy_fitted",
+    "noisy_fitted_sd",
+    "final_verdict",
+    "early_stopping_epoch",
+    "early_stopped_test_accuracy",
+    "early_change",
+    "early_change_se",
+    "early_stopped_noisy_fitted",
+    "early_verdict",
+)
+
+
+def sweep_rows(summary: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cells of every (protocol, data set, n) run at :data:`SWEEP_LEVELS` noise levels or
+    more (eta = 0 included), one row per level: accuracy, its paired change against eta = 0,
+    the flipped labels fitted and the verdicts, final and early-stopped."""
+    levels: dict[tuple, int] = defaultdict(int)
+    for entry in summary:
+        levels[(entry["protocol"], entry["dataset"], entry["n"])] += 1
+    return [
+        {
+            "protocol": entry["protocol"],
+            "dataset": entry["dataset"],
+            "n": entry["n"],
+            "eta": entry["eta"],
+            **{name: entry[name] for name in SWEEP_COLUMNS},
+        }
+        for entry in summary
+        if levels[(entry["protocol"], entry["dataset"], entry["n"])] >= SWEEP_LEVELS
+    ]
+
+
+def verdict_stretches(rows: Sequence[dict[str, Any]], readout: str = "final") -> list[tuple]:
+    """Consecutive noisy levels (eta > 0, in order) with the same verdict:
+    ``(verdict, first eta, last eta, levels)``."""
+    stretches: list[list] = []
+    for row in sorted((r for r in rows if r["eta"] > 0), key=lambda r: r["eta"]):
+        verdict_here = row[f"{readout}_verdict"]
+        if stretches and stretches[-1][0] == verdict_here:
+            stretches[-1][2:] = [row["eta"], stretches[-1][3] + 1]
+        else:
+            stretches.append([verdict_here, row["eta"], row["eta"], 1])
+    return [tuple(s) for s in stretches]
