@@ -60,6 +60,20 @@ def test_verdicts_along_eta_are_read_as_stretches(summary):
     assert stretches["b"] == [("harmful", 0.01, 0.05, 5), ("not overfitting", 0.06, 0.06, 1)]
 
 
+def test_a_sweep_in_a_few_numbers(summary):
+    from verify.realworld.table import sweep_rows, sweep_trend
+
+    rows = sweep_rows(summary)
+    a = sweep_trend([r for r in rows if r["dataset"] == "a"])
+    b = sweep_trend([r for r in rows if r["dataset"] == "b"])
+    assert a["clean_test_accuracy"] == pytest.approx(0.905)
+    assert a["first_drop_eta"] == 0.05 and b["first_drop_eta"] == 0.01
+    assert a["slope"] == pytest.approx(-0.45) and b["slope"] == pytest.approx(-2.5)
+    assert a["slope_se"] == pytest.approx(0.0, abs=1e-9)
+    assert (a["levels_fitted"], b["levels_fitted"], b["levels"]) == (6, 5, 6)
+    assert a["levels_fitted_early"] == 0
+
+
 def test_the_report_shows_the_sweep_and_the_grid_tables_leave_it_out(summary):
     from verify.realworld.report import report_markdown
     from verify.realworld.results import GRID_ETAS
@@ -79,6 +93,7 @@ def test_the_report_shows_the_sweep_and_the_grid_tables_leave_it_out(summary):
     assert "| a | · | B | B | B | B | H | H |" in section
     assert "| b | · | H | H | H | H | H | N |" in section
     assert "2 seeds per level" in section
+    assert "| b | 0.905 | 0.01 | -2.50 ± 0.00 | 5/6 | 0/6 |" in section
     matrix = text[text.index("## Verdicts by protocol") : text.index("## Cells under")]
     assert "0.05" not in matrix  # the verdict matrix holds the grid's levels only
 

@@ -9,7 +9,7 @@ from typing import Any
 from verify.output.tables import markdown_table, number
 from verify.realworld.catalogue import MODALITY
 from verify.realworld.protocols import PROTOCOLS
-from verify.realworld.table import verdict_stretches
+from verify.realworld.table import sweep_trend, verdict_stretches
 from verify.realworld.variants import applies
 
 SUBSTITUTES = {
@@ -357,7 +357,13 @@ def sweep_section(sweeps: list[dict]) -> list[str]:
             f", ..., {etas[-1]:g}), {_seeds_text(seeds)} per level (the first seeds). Figure "
             f"`figures/{heatmap_name(protocol, n)}.png`: the paired change of test accuracy "
             "against eta = 0 with each verdict's initial, the test accuracy, and the share of "
-            "flipped labels fitted, data set x eta (final epoch).\n",
+            "flipped labels fitted, data set x eta (final epoch). In numbers (the slope: "
+            "the least-squares line of the paired change on eta through the origin, test "
+            "accuracy per unit of eta; levels fitted: noisy levels with at least 90% of the "
+            "flipped labels fitted):\n",
+        ]
+        lines += [
+            _trends(rows, datasets),
             "Where the verdict changes along eta (consecutive levels with one verdict):\n",
         ]
         for readout, when in (("final", "final epoch"), ("early", "early-stopped")):
@@ -371,6 +377,31 @@ def sweep_section(sweeps: list[dict]) -> list[str]:
             _sweep_cells(rows),
         ]
     return lines
+
+
+def _trends(rows: list[dict], datasets: list[str]) -> str:
+    header = [
+        "data set",
+        "clean test acc",
+        "change first below -0.02 at eta",
+        "slope ± se",
+        "levels fitted (final)",
+        "levels fitted (early-stopped)",
+    ]
+    body = []
+    for dataset in datasets:
+        trend = sweep_trend([r for r in rows if r["dataset"] == dataset])
+        body.append(
+            [
+                dataset,
+                _cell(trend["clean_test_accuracy"]),
+                "none" if math.isnan(trend["first_drop_eta"]) else f"{trend['first_drop_eta']:g}",
+                f"{trend['slope']:+.2f} ± {trend['slope_se']:.2f}",
+                f"{trend['levels_fitted']}/{trend['levels']}",
+                f"{trend['levels_fitted_early']}/{trend['levels']}",
+            ]
+        )
+    return markdown_table(header, body)
 
 
 def _seeds_text(seeds: list[int]) -> str:

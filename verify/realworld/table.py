@@ -269,3 +269,33 @@ def verdict_stretches(rows: Sequence[dict[str, Any]], readout: str = "final") ->
         else:
             stretches.append([verdict_here, row["eta"], row["eta"], 1])
     return [tuple(s) for s in stretches]
+
+
+def sweep_trend(rows: Sequence[dict[str, Any]], tolerance: float = 0.02) -> dict[str, Any]:
+    r"""One data set's sweep over eta in a few numbers: the clean test accuracy, the first
+    noisy level whose paired change is below ``-tolerance`` (and the last level before it),
+    the least-squares slope :math:`b` of the change :math:`\Delta` on eta through the origin,
+    :math:`b = \sum \eta \Delta / \sum \eta^2`, with its standard error, and how many noisy
+    levels fit at least 90% of the flipped labels (final and early-stopped)."""
+    noisy = sorted((r for r in rows if r["eta"] > 0), key=lambda r: r["eta"])
+    clean = [r for r in rows if r["eta"] == 0]
+    eta = np.array([r["eta"] for r in noisy], dtype=float)
+    change = np.array([number(r["final_change"]) for r in noisy], dtype=float)
+    keep = np.isfinite(change)
+    eta, change = eta[keep], change[keep]
+    below = [e for e, c in zip(eta, change, strict=True) if c < -tolerance]
+    slope = float(eta @ change / (eta @ eta)) if eta.size else math.nan
+    spread = (
+        math.sqrt(float(((change - slope * eta) ** 2).sum()) / (eta.size - 1) / float(eta @ eta))
+        if eta.size > 1
+        else math.nan
+    )
+    return {
+        "clean_test_accuracy": number(clean[0]["test_accuracy"]) if clean else math.nan,
+        "first_drop_eta": below[0] if below else math.nan,
+        "slope": slope,
+        "slope_se": spread,
+        "levels": len(noisy),
+        "levels_fitted": sum(number(r["noisy_fitted"]) >= 0.9 for r in noisy),
+        "levels_fitted_early": sum(number(r["early_stopped_noisy_fitted"]) >= 0.9 for r in noisy),
+    }
