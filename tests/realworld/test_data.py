@@ -517,17 +517,3 @@ def test_factor_rows_find_the_changed_protocol_under_any_label():
     assert forward["changed_final_verdict"] == "benign"
     assert rows["gd", "optimiser"]["changed_final_verdict"] == "harmful"
     assert rows["fullbatch-adam", "learning-rate"]["target_final_verdict"] == "not run"
-
-
-def test_groups_whose_runs_are_all_stored_are_not_run_again(tmp_path):
-    from verify.realworld.config import GroupConfig
-    from verify.realworld.grid import not_yet_run
-    from verify.realworld.variants import variant
-    from verify.runtime.store import ResultStore, canonical
-
-    stored = GroupConfig(n=200, etas=(0.0, 0.1, 0.2), protocol=variant("gd"))
-    ResultStore(tmp_path).save("k", {"config": canonical(stored.to_dict())})
-    subset = GroupConfig(n=200, etas=(0.0, 0.1), protocol=variant("fullbatch-adam+optimiser"))
-    other_seed = subset.replace(seeds=(0, 5))
-    other_n = subset.replace(n=20)
-    assert not_yet_run([subset, other_seed, other_n], tmp_path) == [other_seed, other_n]

@@ -466,17 +466,46 @@ def test_stability_means_strict_descent_at_every_step():
     assert not is_stable([3.0, float("nan"), 1.0])
 
 
-def test_a_head_is_fit_once_per_context_seeds_and_settings():
-    from verify.realworld.config import GroupConfig
-    from verify.realworld.heads import fit_heads
-    from verify.realworld.protocols import protocol
+def test_a_group_with_its_heads_from_the_cache_equals_it_with_heads_fit(tiny_cache):
+    from verify.realworld.head_cache import head_directory
+    from verify.realworld.heads import forget_heads
+    from verify.realworld.protocol import run_group
 
-    generator = torch.Generator().manual_seed(0)
-    features = torch.randn(40, 8, generator=generator)
-    labels = (features[:, 0] > 0).long()
-    config = GroupConfig(protocol=protocol("fullbatch-adam", head_examples=30))
-    first = fit_heads(config, features, labels, 2, None, context=("test", 1))
-    assert fit_heads(config, features, labels, 2, None, context=("test", 1)) is first
-    assert first.record["head_examples"] == 30 and min(first.record["head_train_accuracy"]) > 0.9
-    other = config.replace(protocol=config.protocol.replace(head_examples=20))
-    assert fit_heads(other, features, labels, 2, None, context=("test", 1)) is not first
+    config = _tiny("authors", n=8, etas=(0.0, 0.1), seeds=(0, 1))
+    for path in head_directory().glob("*.pt"):
+        path.unlink()
+    forget_heads()
+    fitted = run_group(config)
+    forget_heads()  # read from disk
+    cached = run_group(config.replace(etas=(0.1,)))
+    again = run_group(config)
+    assert fitted["head"]["head_seeds_fitted"] == [0, 1]
+    assert cached["head"]["head_seeds_fitted"] == again["head"]["head_seeds_fitted"] == []
+    assert cached["head"]["head_cache_keys"] == fitted["head"]["head_cache_keys"]
+    assert [m["history"] for m in again["members"]] == [m["history"] for m in fitted["members"]]
+
+
+def test_the_feed_forward_block_reads_only_the_query_row(tiny_cache):
+    """An epoch of the authors' protocol (minibatch) and of full batch: every row entering the
+    frozen feed-forward block is one member's query row of one example (no other token)."""
+    from verify.realworld.context import context_for
+    from verify.realworld.heads import initial_heads
+    from verify.realworld.members import member_data
+    from verify.realworld.protocol import _trainer
+
+    config = _tiny("authors", n=8, etas=(0.0, 0.1), seeds=(0, 1))
+    ctx = context_for(config)
+    rows: list[int] = []
+    block = ctx.last.layer.intermediate
+    hook = block.register_forward_hook(lambda module, args, out: rows.append(args[0].shape))
+    try:
+        heads = initial_heads(config, ctx.train.keys_input.shape[-1], ctx.num_classes, None)
+        data = member_data(config, ctx.labels["train"], ctx.num_classes)
+        for batch in (3, None):
+            rows.clear()
+            _trainer(config, ctx, heads, data, 1e-3, batch, 2).epoch()
+            members_by_examples = [shape[:-1].numel() for shape in rows]
+            expected = [4 * b for b in ((3, 3, 2) if batch else (8,))]
+            assert members_by_examples == expected and ctx.train.keys_input.shape[1] > 2
+    finally:
+        hook.remove()

@@ -26,7 +26,8 @@ import torch
 from verify.realworld.config import GroupConfig
 from verify.realworld.context import context_for
 from verify.realworld.epochs import evaluation_epochs
-from verify.realworld.heads import HEAD_FIELDS, adam_heads
+from verify.realworld.head_cache import head_settings
+from verify.realworld.heads import adam_heads, seeds_to_fit
 from verify.realworld.members import member_data
 from verify.realworld.protocol import _trainer, one_thread
 from verify.realworld.protocols import protocol
@@ -115,7 +116,8 @@ def _torch_threads() -> int:
 
 def estimate(groups: list[GroupConfig]) -> dict[str, Any]:
     """Predicted seconds per group and in total, with the measured rates per data set (on one
-    thread, as the runs). A head is fit once per process for all groups that share it."""
+    thread, as the runs). A head costs nothing if the head cache holds it for every seed of
+    the group, or if an earlier group of the list fits it."""
     rates: dict[tuple, dict[str, float]] = {}
     rows, heads = [], set()
     for group in groups:
@@ -123,10 +125,13 @@ def estimate(groups: list[GroupConfig]) -> dict[str, Any]:
         if key not in rates:
             with one_thread():
                 rates[key] = calibrate(group)
-        head_pool = len(context_for(group).pools.head)
-        work = workload(group, head_pool)
-        head = (key, group.seeds, *(getattr(group.protocol, f) for f in HEAD_FIELDS))
-        if head in heads:
+        ctx = context_for(group)
+        work = workload(group, len(ctx.pools.head))
+        fit = seeds_to_fit(
+            group, ctx.head_features, ctx.labels["head"], ctx.num_classes, ctx.last.pooler
+        )
+        head = (key, fit, tuple(head_settings(group.protocol).items()))
+        if not fit or head in heads:
             work["head_steps"] = 0
         heads.add(head)
         seconds = sum(work[unit] * rates[key][unit] for unit in UNITS)

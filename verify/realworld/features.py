@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import sys
 import threading
 import time
@@ -67,7 +68,7 @@ def _load(path: Path, rows: int) -> dict[str, torch.Tensor] | None:
         return None
     try:
         stored = torch.load(path, weights_only=True)
-    except (OSError, RuntimeError, KeyError, EOFError, ValueError):
+    except (OSError, RuntimeError, KeyError, EOFError, ValueError, pickle.UnpicklingError):
         stored = None
     if stored is not None and all(t.shape[0] == rows for t in stored.values()):
         return stored

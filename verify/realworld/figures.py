@@ -8,8 +8,11 @@ import numpy as np
 
 from verify.output.tables import read_table, select
 from verify.plots.style import pyplot, save_figure
+from verify.realworld.report import INITIALS, heatmap_name
 
 SHOWN = ("authors", "fullbatch-adam", "gd")
+#: The grid's noise levels above 0 (a sweep over eta has its own figure).
+GRID_NOISY_ETAS = (0.1, 0.2)
 LINE = {"authors": "-", "fullbatch-adam": "--", "gd": ":"}
 
 
@@ -73,7 +76,8 @@ def figure_protocol_changes(tables: Path, figures: Path) -> list[Path]:
     protocol (rows) and (n, eta) (columns), with its verdict's initial."""
     plt = pyplot()
     summary = read_table(tables / "realworld_summary")
-    noisy = {k: v[summary["eta"] > 0] for k, v in summary.items()}
+    grid = (summary["eta"] > 0) & np.isin(summary["eta"], GRID_NOISY_ETAS)
+    noisy = {k: v[grid] for k, v in summary.items()}
     datasets = _datasets(noisy)
     fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
     for axis, dataset in zip(axes[0], datasets, strict=True):
@@ -107,5 +111,94 @@ def figure_protocol_changes(tables: Path, figures: Path) -> list[Path]:
     return save_figure(fig, figures, "realworld_protocol_changes")
 
 
+LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.7, "linewidth": 0}
+#: The heat maps of a sweep over eta: (column, title, colour map, fixed range or None).
+HEATMAP_PANELS = (
+    ("final_change", "test accuracy minus eta = 0 (paired by seed), verdict", "RdBu", None),
+    ("test_accuracy", "test accuracy", "viridis", None),
+    ("noisy_fitted", "share of flipped labels fitted", "magma", (0.0, 1.0)),
+)
+
+
+def figure_eta_heatmaps(tables: Path, figures: Path) -> list[Path]:
+    """Per sweep over eta (protocol, n): heat maps data set x eta of the paired accuracy
+    change with each verdict's initial, the test accuracy and the flipped labels fitted
+    (final epoch, mean over seeds), and the accuracy against eta with its spread."""
+    path = tables / "realworld_eta_sweep.csv"
+    if not path.is_file():
+        return []
+    sweep = read_table(path)
+    drawn = []
+    sweeps = set(zip(sweep["protocol"].tolist(), sweep["n"].tolist(), strict=True))
+    for protocol, n in sorted(sweeps):
+        rows = select(select(sweep, protocol=protocol), n=n)
+        drawn += _heatmap_figure(rows, figures, str(protocol), int(n))
+    return drawn
+
+
+def _heatmap_figure(rows, figures: Path, protocol: str, n: int) -> list[Path]:
+    plt = pyplot()
+    datasets, etas = _datasets(rows), np.unique(rows["eta"])
+    fig, axes = plt.subplots(len(HEATMAP_PANELS) + 1, 1, figsize=(12, 13))
+    for axis, (column, title, colours, limits) in zip(axes[:-1], HEATMAP_PANELS, strict=True):
+        grid = _grid(rows, datasets, etas, column)
+        if limits is None and column == "final_change":
+            spread = max(float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 0, 1e-3)
+            limits = (-spread, spread)
+        low, high = limits or (np.nanmin(grid), np.nanmax(grid))
+        image = axis.imshow(grid, aspect="auto", cmap=colours, vmin=low, vmax=high)
+        labels = _grid(
+            rows, datasets, etas, "final_verdict" if column == "final_change" else column
+        )
+        for (i, j), value in np.ndenumerate(labels):
+            axis.text(j, i, _label(value), ha="center", va="center", fontsize=6, bbox=LABEL_BOX)
+        axis.set_yticks(range(len(datasets)), datasets)
+        axis.set_xticks(range(len(etas)), [f"{eta:g}" for eta in etas], fontsize=7)
+        axis.set_title(title, fontsize=9)
+        axis.set_xlabel("eta (label-noise rate)", fontsize=8)
+        axis.set_ylabel("data set", fontsize=8)
+        fig.colorbar(image, ax=axis, fraction=0.03)
+    _accuracy_lines(axes[-1], rows, datasets)
+    fig.suptitle(f"{protocol}, n = {n}: test accuracy against eta, every data set (final epoch)")
+    fig.tight_layout()
+    return save_figure(fig, figures, heatmap_name(protocol, n))
+
+
+def _grid(rows, datasets: list[str], etas: np.ndarray, column: str) -> np.ndarray:
+    text = rows[column].dtype == object
+    grid = np.full(
+        (len(datasets), len(etas)), "" if text else np.nan, dtype=object if text else float
+    )
+    for i, dataset in enumerate(datasets):
+        for j, eta in enumerate(etas):
+            cell = select(select(rows, dataset=dataset), eta=eta)[column]
+            if cell.size:
+                grid[i, j] = cell[0]
+    return grid
+
+
+def _label(value) -> str:
+    if isinstance(value, str):
+        return INITIALS.get(value, "")
+    return "" if not np.isfinite(value) else f"{value:.2f}".replace("0.", ".", 1)
+
+
+def _accuracy_lines(axis, rows, datasets: list[str]) -> None:
+    for dataset in datasets:
+        part = select(rows, dataset=dataset)
+        order = np.argsort(part["eta"])
+        eta, mean = part["eta"][order], part["test_accuracy"][order]
+        spread = np.nan_to_num(part["test_accuracy_sd"][order])
+        axis.plot(eta, mean, marker="o", markersize=3, label=dataset)
+        axis.fill_between(eta, mean - spread, mean + spread, alpha=0.2)
+    axis.set_xlabel("eta (label-noise rate)")
+    axis.set_ylabel("test accuracy (mean ± sd over seeds)")
+    axis.legend(fontsize=8)
+
+
 def draw_realworld_figures(tables: Path, figures: Path) -> list[Path]:
-    return figure_over_epochs(tables, figures) + figure_protocol_changes(tables, figures)
+    return (
+        figure_over_epochs(tables, figures)
+        + figure_protocol_changes(tables, figures)
+        + figure_eta_heatmaps(tables, figures)
+    )

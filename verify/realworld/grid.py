@@ -30,20 +30,32 @@ from verify.runtime.store import ResultStore, canonical
 def member_keys(config: dict[str, Any]) -> set[str]:
     """One key per run of a group: everything that determines it (the group's other members
     do not)."""
+    return {_run_key(config, seed, eta) for seed in config["seeds"] for eta in config["etas"]}
+
+
+def _run_key(config: dict[str, Any], seed: int, eta: float) -> str:
     common = {k: v for k, v in config.items() if k not in ("etas", "seeds")}
-    return {
-        json.dumps(canonical({**common, "seed": seed, "eta": eta}), sort_keys=True)
-        for seed in config["seeds"]
-        for eta in config["etas"]
-    }
+    return json.dumps(canonical({**common, "seed": seed, "eta": float(eta)}), sort_keys=True)
 
 
 def not_yet_run(groups: list[GroupConfig], store: Path) -> list[GroupConfig]:
-    """The groups with a run that no stored group holds (another group may hold all of a
-    group's runs, e.g. the gradient-descent protocol as the optimiser factor)."""
+    """The runs no stored group holds, as groups. A group with none stored runs whole; of a
+    group with some stored, only the missing runs run: its seeds gathered by the noise levels
+    they miss, one group each (its members are independent runs, so the ones stored need no
+    rerun; another group may hold them, e.g. the gradient-descent protocol as the optimiser
+    factor, or the grid's noise levels for a finer sweep over eta)."""
     results = ResultStore(store)
     done = set().union(*(member_keys(results.load(key)["config"]) for key in results.keys()))
-    return [g for g in groups if not member_keys(canonical(g.to_dict())) <= done]
+    todo = []
+    for group in groups:
+        config = canonical(group.to_dict())
+        by_missing: dict[tuple[float, ...], list[int]] = {}
+        for seed in group.seeds:
+            etas = tuple(eta for eta in group.etas if _run_key(config, seed, eta) not in done)
+            if etas:
+                by_missing.setdefault(etas, []).append(seed)
+        todo += [group.replace(seeds=tuple(seeds), etas=etas) for etas, seeds in by_missing.items()]
+    return todo
 
 
 def realworld_experiment(settings: Validated, groups: list[GroupConfig]):
@@ -72,7 +84,10 @@ def realworld_experiment(settings: Validated, groups: list[GroupConfig]):
         )
         call = {
             "groups_requested": len(groups),
-            "groups_held_elsewhere": len(groups) - len(todo),
+            "runs_requested": sum(len(g.members()) for g in groups),
+            "runs_already_stored": sum(len(g.members()) for g in groups)
+            - sum(len(g.members()) for g in todo),
+            "groups_to_run": len(todo),
             "groups_computed": report.computed,
             "groups_pending": report.pending,
             "feature_cache_seconds": cached,

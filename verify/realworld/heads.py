@@ -16,6 +16,7 @@ head's input is a fixed feature vector per example (the cached output row).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,8 +24,17 @@ import torch
 import torch.nn.functional as F
 
 from verify.realworld.config import GroupConfig
+from verify.realworld.head_cache import (
+    head_key,
+    head_path,
+    head_settings,
+    load_head,
+    seeded,
+    store_head,
+)
 from verify.realworld.members import stream, torch_generator
 from verify.realworld.optimise import MemberOptimiser
+from verify.realworld.protocols import Protocol
 from verify.realworld.readout import Heads
 
 CLASSIFIER_INIT_STD = 0.02
@@ -39,17 +49,7 @@ class HeadFit:
     record: dict
 
 
-HEAD_FIELDS = (
-    "head_fit",
-    "head_examples",
-    "head_pooler",
-    "head_epochs",
-    "head_learning_rate",
-    "head_batch_size",
-    "head_l2",
-    "head_iterations",
-)
-_FITTED: dict[tuple, HeadFit] = {}
+_REMEMBERED: dict[str, tuple[Heads, dict]] = {}
 
 
 def fit_heads(
@@ -58,15 +58,105 @@ def fit_heads(
     labels: torch.Tensor,
     num_classes: int,
     pooler: torch.nn.Module | None,
-    context: tuple = (),
 ) -> HeadFit:
     """One head per seed of ``config`` on the first ``head_examples`` examples (all of the
-    head pool if fewer); remembered per process for ``context`` (the data set and its
-    preprocessing), the seeds and the head settings, since every n and eta shares it."""
-    key = (context, config.seeds, *(getattr(config.protocol, f) for f in HEAD_FIELDS))
-    if not context or key not in _FITTED:
-        _FITTED[key] = _fit_heads(config, features, labels, num_classes, pooler)
-    return _FITTED[key]
+    head pool if fewer). Each seed's head is read from the head cache
+    (:mod:`verify.realworld.head_cache`: once per process, then from disk) or fit with the
+    other seeds missing from it, all at once, and stored."""
+    features, labels, pooler = _head_inputs(config.protocol, features, labels, pooler)
+    keys = _keys(config, features, labels, num_classes, pooler)
+    found = {seed: _recall(config.dataset, key) for seed, key in keys.items()}
+    missing = tuple(seed for seed in config.seeds if found[seed] is None)
+    fit_seconds = 0.0
+    if missing:
+        started = time.perf_counter()
+        fitted = _fit_heads(config.replace(seeds=missing), features, labels, num_classes, pooler)
+        fit_seconds = time.perf_counter() - started
+        for index, seed in enumerate(missing):
+            found[seed] = (fitted[index], {"fit_seconds": fit_seconds, "fit_seeds": list(missing)})
+            _keep(config.dataset, keys[seed], *found[seed])
+    heads = Heads.stack([found[seed][0] for seed in config.seeds])
+    with torch.no_grad():
+        accuracy = heads(features.expand(len(config.seeds), -1, -1)).argmax(-1) == labels
+    return HeadFit(
+        heads,
+        {
+            "head_examples": len(labels),
+            "head_fit": config.protocol.head_fit,
+            "pooler_used": heads.pooler_weight is not None,
+            "head_train_accuracy": accuracy.float().mean(dim=1).tolist(),
+            "head_seeds_fitted": list(missing),
+            "head_fit_seconds": fit_seconds,
+            "head_cache_keys": [keys[seed] for seed in config.seeds],
+        },
+    )
+
+
+def seeds_to_fit(
+    config: GroupConfig,
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    pooler: torch.nn.Module | None,
+) -> tuple[int, ...]:
+    """The seeds of ``config`` whose head the cache does not hold yet."""
+    features, labels, pooler = _head_inputs(config.protocol, features, labels, pooler)
+    keys = _keys(config, features, labels, num_classes, pooler)
+    return tuple(seed for seed, key in keys.items() if _recall(config.dataset, key) is None)
+
+
+def _head_inputs(
+    protocol: Protocol, features: torch.Tensor, labels: torch.Tensor, pooler
+) -> tuple[torch.Tensor, torch.Tensor, torch.nn.Module | None]:
+    """The examples the head reads (the first ``head_examples``) and the pooler it trains."""
+    count = min(protocol.head_examples or len(labels), len(labels))
+    trained = pooler if protocol.head_fit == "adam" and protocol.head_pooler else None
+    return features[:count], labels[:count], trained
+
+
+def _keys(
+    config: GroupConfig,
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    pooler: torch.nn.Module | None,
+) -> dict[int, str]:
+    """The head cache's key of each seed's head (the same key for every seed if unseeded)."""
+    protocol = config.protocol
+    pooler_tensors = () if pooler is None else (pooler.dense.weight, pooler.dense.bias)
+    settings = head_settings(protocol)
+    return {
+        seed: head_key(
+            config.dataset,
+            settings,
+            seed if seeded(protocol) else None,
+            features,
+            labels,
+            num_classes,
+            pooler_tensors,
+        )
+        for seed in config.seeds
+    }
+
+
+def _recall(dataset: str, key: str) -> tuple[Heads, dict] | None:
+    """A head remembered by this process, or stored on disk, under ``key``."""
+    if key not in _REMEMBERED:
+        stored = load_head(head_path(dataset, key))
+        if stored is None:
+            return None
+        _REMEMBERED[key] = stored
+    return _REMEMBERED[key]
+
+
+def _keep(dataset: str, key: str, heads: Heads, info: dict) -> None:
+    _REMEMBERED[key] = (heads, info)
+    store_head(head_path(dataset, key), heads, info)
+
+
+def forget_heads() -> None:
+    """Forget the heads remembered by this process (the cache on disk stays)."""
+    _REMEMBERED.clear()
 
 
 def _fit_heads(
@@ -75,28 +165,14 @@ def _fit_heads(
     labels: torch.Tensor,
     num_classes: int,
     pooler: torch.nn.Module | None,
-) -> HeadFit:
-    protocol = config.protocol
-    count = min(protocol.head_examples or len(labels), len(labels))
-    features, labels = features[:count], labels[:count]
-    if protocol.head_fit == "lbfgs":
+) -> list[Heads]:
+    """Each seed's head, fit together (the L-BFGS head, which draws nothing, once)."""
+    if config.protocol.head_fit == "lbfgs":
+        protocol = config.protocol
         head = lbfgs_head(features, labels, num_classes, protocol.head_l2, protocol.head_iterations)
-        heads = head.repeat(len(config.seeds))
-    else:
-        heads = adam_heads(
-            config, features, labels, num_classes, pooler if protocol.head_pooler else None
-        )
-    with torch.no_grad():
-        accuracy = heads(features.expand(len(config.seeds), -1, -1)).argmax(-1) == labels
-    return HeadFit(
-        heads,
-        {
-            "head_examples": count,
-            "head_fit": protocol.head_fit,
-            "pooler_used": heads.pooler_weight is not None,
-            "head_train_accuracy": accuracy.float().mean(dim=1).tolist(),
-        },
-    )
+        return [head] * len(config.seeds)
+    heads = adam_heads(config, features, labels, num_classes, pooler)
+    return [heads.member(index) for index in range(len(config.seeds))]
 
 
 def lbfgs_head(

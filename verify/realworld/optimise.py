@@ -41,8 +41,9 @@ def clip_members(tensors: Sequence[torch.Tensor], max_norm: float) -> torch.Tens
     """Scale each member's gradient to norm at most ``max_norm``; returns the norms before."""
     norms = member_norms(tensors)
     scale = (max_norm / (norms + CLIP_EPSILON)).clamp(max=1.0)
-    for tensor in tensors:
-        tensor.grad.mul_(scale.view(-1, *([1] * (tensor.dim() - 1))))
+    if bool((scale < 1.0).any()):  # a factor of exactly 1 leaves a gradient as it is
+        for tensor in tensors:
+            tensor.grad.mul_(scale.view(-1, *([1] * (tensor.dim() - 1))))
     return norms
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from verify.realworld.config import GroupConfig
-from verify.realworld.context import Context, context_for, context_key
+from verify.realworld.context import Context, context_for
 from verify.realworld.epochs import early_stopping_epoch
 from verify.realworld.heads import fit_heads
 from verify.realworld.members import MemberData, initial_query_key, member_data
@@ -59,12 +59,7 @@ def _run_group(config: GroupConfig, progress: bool) -> dict[str, Any]:
     ctx = context_for(config, progress)
     data = member_data(config, ctx.labels["train"], ctx.num_classes)
     head = fit_heads(
-        config,
-        ctx.head_features,
-        ctx.labels["head"],
-        ctx.num_classes,
-        ctx.last.pooler,
-        context_key(config),
+        config, ctx.head_features, ctx.labels["head"], ctx.num_classes, ctx.last.pooler
     )
     phase_one = time.perf_counter() - started
     protocol = config.protocol
@@ -200,12 +195,9 @@ def _pretrained_test_accuracy(ctx: Context, heads) -> list[float]:
     pretrained = ctx.last.pretrained_query_key()
     seeds = len(heads.classifier_weight)
     weights = QueryKey(*(t.expand(seeds, *t.shape[1:]) for t in pretrained.tensors()))
-    correct = []
-    for start in range(0, len(ctx.test), 200):
-        index = torch.arange(start, min(start + 200, len(ctx.test)))[None]
-        logits, _ = ctx.last(weights, heads, ctx.test.select(index))
-        correct.append(logits.argmax(-1) == ctx.labels["test"][index[0]])
-    return torch.cat(correct, dim=1).float().mean(dim=1).tolist()
+    logits = [ctx.last(weights, heads, chunk)[0] for chunk in ctx.test.chunks(200)]
+    correct = torch.cat(logits, dim=1).argmax(-1) == ctx.labels["test"]
+    return correct.float().mean(dim=1).tolist()
 
 
 def _pool_sizes(ctx: Context) -> dict[str, int]:

@@ -46,6 +46,19 @@ class PreparedInputs:
     def __len__(self) -> int:
         return self.keys_input.shape[0]
 
+    def chunks(self, size: int) -> list[PreparedInputs]:
+        """Consecutive examples, ``size`` at a time, each as one group ``[1, B, ...]`` (views,
+        no copy)."""
+        return [
+            PreparedInputs(
+                *(t[start : start + size][None] for t in self.tensors()),
+            )
+            for start in range(0, len(self), size)
+        ]
+
+    def tensors(self) -> tuple[torch.Tensor, ...]:
+        return (self.keys_input, self.values, self.residual, self.token_mask)
+
     def select(self, index: torch.Tensor) -> PreparedInputs:
         """Examples ``index`` (any shape ``S``): tensors of shape ``S + (...)``."""
         return PreparedInputs(
@@ -97,9 +110,13 @@ class Heads:
 
     def first(self) -> Heads:
         """The first member's head."""
+        return self.member(0)
+
+    def member(self, index: int) -> Heads:
+        """Member ``index``'s head, as one member."""
         return Heads(
             *(
-                None if t is None else t[:1]
+                None if t is None else t[index : index + 1]
                 for t in (
                     self.classifier_weight,
                     self.classifier_bias,
@@ -108,6 +125,13 @@ class Heads:
                 )
             )
         )
+
+    @staticmethod
+    def stack(parts: list[Heads]) -> Heads:
+        """The members of ``parts`` in order, as one set of heads."""
+        names = ("classifier_weight", "classifier_bias", "pooler_weight", "pooler_bias")
+        columns = [[getattr(part, name) for part in parts] for name in names]
+        return Heads(*(None if c[0] is None else torch.cat(c) for c in columns))
 
     def __call__(self, features: torch.Tensor) -> torch.Tensor:
         """Logits ``[M, B, C]`` of features ``[M, B, D]``."""

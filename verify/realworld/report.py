@@ -9,6 +9,7 @@ from typing import Any
 from verify.output.tables import markdown_table, number
 from verify.realworld.catalogue import MODALITY
 from verify.realworld.protocols import PROTOCOLS
+from verify.realworld.table import sweep_trend, verdict_stretches
 from verify.realworld.variants import applies
 
 SUBSTITUTES = {
@@ -222,7 +223,11 @@ def _verdict(row: dict, prefix: str, readout: str) -> str:
 
 
 def report_markdown(
-    summary: list[dict], factors: list[dict], record: dict, not_run: list[dict]
+    summary: list[dict],
+    factors: list[dict],
+    record: dict,
+    not_run: list[dict],
+    sweeps: list[dict] | None = None,
 ) -> str:
     labels = list(dict.fromkeys(e["protocol"] for e in summary))
     lines = [
@@ -266,6 +271,7 @@ def report_markdown(
         ]
     for label in labels:
         lines += [f"## Cells under `{label}`\n", cell_table(summary, label)]
+    lines += sweep_section(sweeps or [])
     if not_run:
         lines += not_run_section(not_run)
     lines.append(_timing(record))
@@ -319,3 +325,136 @@ def _timing(record: dict) -> str:
         f"including pauses between resumed calls); group times summed "
         f"{record['compute_seconds_summed_over_groups'] / 3600:.2f} h.{table}\n"
     )
+
+
+INITIALS = {
+    "benign": "B",
+    "harmful": "H",
+    "inconclusive": "I",
+    "not overfitting": "N",
+    "clean": "·",
+    "no baseline": "?",
+}
+
+
+def heatmap_name(protocol: str, n: int) -> str:
+    """The file name (no suffix) of the heat map of one sweep over eta."""
+    return f"realworld_eta_heatmap_{protocol}_n{n}"
+
+
+def sweep_section(sweeps: list[dict]) -> list[str]:
+    """The sweeps over eta: per (protocol, n), where each data set's verdict changes along
+    eta, a verdict strip (data set x eta) and the cells."""
+    lines: list[str] = []
+    for protocol, n in sorted({(r["protocol"], r["n"]) for r in sweeps}):
+        rows = [r for r in sweeps if r["protocol"] == protocol and r["n"] == n]
+        datasets = sorted({r["dataset"] for r in rows})
+        etas = sorted({r["eta"] for r in rows})
+        seeds = sorted({int(r["seeds"]) for r in rows})
+        lines += [
+            f"## Label noise from {etas[0]:g} to {etas[-1]:g}: `{protocol}`, n = {n}\n",
+            f"Every data set at {len(etas)} noise levels ({', '.join(f'{e:g}' for e in etas[:3])}"
+            f", ..., {etas[-1]:g}), {_seeds_text(seeds)} per level (the first seeds). Figure "
+            f"`figures/{heatmap_name(protocol, n)}.png`: the paired change of test accuracy "
+            "against eta = 0 with each verdict's initial, the test accuracy, and the share of "
+            "flipped labels fitted, data set x eta (final epoch). In numbers (the slope: "
+            "the least-squares line of the paired change on eta through the origin, test "
+            "accuracy per unit of eta; levels fitted: noisy levels with at least 90% of the "
+            "flipped labels fitted):\n",
+        ]
+        lines += [
+            _trends(rows, datasets),
+            "Where the verdict changes along eta (consecutive levels with one verdict):\n",
+        ]
+        for readout, when in (("final", "final epoch"), ("early", "early-stopped")):
+            for dataset in datasets:
+                stretches = verdict_stretches([r for r in rows if r["dataset"] == dataset], readout)
+                lines.append(f"- {dataset} ({when}): " + "; ".join(map(_stretch, stretches)))
+        lines += [
+            "\nVerdict at the final epoch (B benign, H harmful, I inconclusive, N not "
+            "overfitting, · clean):\n",
+            _strip(rows, datasets, etas),
+            _sweep_cells(rows),
+        ]
+    return lines
+
+
+def _trends(rows: list[dict], datasets: list[str]) -> str:
+    header = [
+        "data set",
+        "clean test acc",
+        "change first below -0.02 at eta",
+        "slope ± se",
+        "levels fitted (final)",
+        "levels fitted (early-stopped)",
+    ]
+    body = []
+    for dataset in datasets:
+        trend = sweep_trend([r for r in rows if r["dataset"] == dataset])
+        body.append(
+            [
+                dataset,
+                _cell(trend["clean_test_accuracy"]),
+                "none" if math.isnan(trend["first_drop_eta"]) else f"{trend['first_drop_eta']:g}",
+                f"{trend['slope']:+.2f} ± {trend['slope_se']:.2f}",
+                f"{trend['levels_fitted']}/{trend['levels']}",
+                f"{trend['levels_fitted_early']}/{trend['levels']}",
+            ]
+        )
+    return markdown_table(header, body)
+
+
+def _seeds_text(seeds: list[int]) -> str:
+    if len(seeds) == 1:
+        return f"{seeds[0]} seeds"
+    return f"{seeds[0]} to {seeds[-1]} seeds"
+
+
+def _stretch(stretch: tuple) -> str:
+    verdict_here, first, last, count = stretch
+    where = f"eta = {first:g}" if count == 1 else f"eta = {first:g} to {last:g} ({count} levels)"
+    return f"{verdict_here} at {where}"
+
+
+def _strip(rows: list[dict], datasets: list[str], etas: list[float]) -> str:
+    verdicts = {(r["dataset"], r["eta"]): r["final_verdict"] for r in rows}
+    return markdown_table(
+        ["data set"] + [f"{eta:g}" for eta in etas],
+        [
+            [dataset] + [INITIALS.get(verdicts.get((dataset, eta), ""), "–") for eta in etas]
+            for dataset in datasets
+        ],
+    )
+
+
+def _sweep_cells(rows: list[dict]) -> str:
+    header = [
+        "data set",
+        "eta",
+        "seeds",
+        "flipped",
+        "test acc",
+        "vs clean",
+        "flips fitted",
+        "verdict",
+        "early-stopped test acc",
+        "vs clean (early)",
+        "verdict (early)",
+    ]
+    body = [
+        [
+            r["dataset"],
+            f"{r['eta']:g}",
+            r["seeds"],
+            _cell(r["noisy_fraction"]),
+            _pm(r, "test_accuracy"),
+            _change(r, "final"),
+            _pm(r, "noisy_fitted", 2),
+            r["final_verdict"],
+            _cell(r["early_stopped_test_accuracy"]),
+            _change(r, "early"),
+            r["early_verdict"],
+        ]
+        for r in sorted(rows, key=lambda r: (r["dataset"], r["eta"]))
+    ]
+    return markdown_table(header, body)

@@ -29,11 +29,15 @@ from verify.realworld.table import (
     protocol_table,
     run_rows,
     summary_rows,
+    sweep_rows,
 )
 from verify.realworld.variants import FACTORS, GRID_VARIANTS, TARGET, variant
 from verify.runtime.store import ResultStore, canonical
 
 PROTOCOL_COLUMNS = GRID_VARIANTS
+#: The grid's noise levels: the verdict tables and the one-factor rows read these cells only
+#: (a finer sweep over eta has its own table, ``realworld_eta_sweep``).
+GRID_ETAS = GridSettings().etas
 
 
 def protocol_columns(summary: list[dict[str, Any]]) -> list[str]:
@@ -137,6 +141,45 @@ def not_run_rows(summary: list[dict[str, Any]], estimate: dict[str, Any] | None)
     return rows
 
 
+def sweep_record(
+    sweeps: list[dict[str, Any]], records: list[dict[str, Any]], labels: dict[str, str]
+) -> list[dict[str, Any]]:
+    """Per sweep over eta (protocol, data set, n): its levels, seeds, and the groups that ran
+    its cells with their wall time and commit."""
+    cells = sorted({(r["protocol"], r["dataset"], r["n"]) for r in sweeps})
+    described = []
+    for protocol, dataset, n in cells:
+        rows = [
+            r for r in sweeps if (r["protocol"], r["dataset"], r["n"]) == (protocol, dataset, n)
+        ]
+        groups = [
+            r
+            for r in records
+            if (labels[r["key"]], r["config"]["dataset"], r["config"]["n"])
+            == (protocol, dataset, n)
+        ]
+        described.append(
+            {
+                "protocol": protocol,
+                "dataset": dataset,
+                "n": n,
+                "etas": [r["eta"] for r in rows],
+                "seeds_per_level": [r["seeds"] for r in rows],
+                "groups": [
+                    {
+                        "key": r["key"],
+                        "seeds": r["config"]["seeds"],
+                        "etas": r["config"]["etas"],
+                        "seconds": r["wall_seconds"],
+                        "commit": r["provenance"].get("commit"),
+                    }
+                    for r in groups
+                ],
+            }
+        )
+    return described
+
+
 def span_seconds(records: list[dict[str, Any]]) -> float:
     """Wall time from the first group's start to the last group's end, from the records."""
     if not records:
@@ -155,17 +198,21 @@ def results_output(store: ResultStore, call: dict[str, Any]) -> ExperimentOutput
     labels = {r["key"]: label_of(r["config"]["protocol"]) for r in records}
     runs = run_rows(records, labels)
     summary = summary_rows(runs)
+    grid = [entry for entry in summary if entry["eta"] in GRID_ETAS]
     tables = {
         "realworld_runs": runs,
         "realworld_summary": summary,
         "realworld_history": history_rows(records, labels),
     }
-    columns = protocol_columns(summary)
+    columns = protocol_columns(grid)
     for readout, suffix in (("final", ""), ("early", "_early")):
-        tables[f"realworld_protocols{suffix}"] = protocol_table(summary, columns, readout)
-    factors = factor_rows(summary)
+        tables[f"realworld_protocols{suffix}"] = protocol_table(grid, columns, readout)
+    factors = factor_rows(grid)
     if factors:
         tables["realworld_factors"] = factors
+    sweeps = sweep_rows(summary)
+    if sweeps:
+        tables["realworld_eta_sweep"] = sweeps
     estimate_path = store.directory.parent / "cost_estimate_table.json"
     estimate = json.loads(estimate_path.read_text()) if estimate_path.is_file() else None
     tables["realworld_not_run"] = not_run_rows(summary, estimate)
@@ -186,6 +233,7 @@ def results_output(store: ResultStore, call: dict[str, Any]) -> ExperimentOutput
             }
             for r in records
         ],
+        "eta_sweeps": sweep_record(sweeps, records, labels),
         "substitutes": SUBSTITUTES,
         "libraries": library_versions(),
     }
@@ -193,7 +241,7 @@ def results_output(store: ResultStore, call: dict[str, Any]) -> ExperimentOutput
         tables=tables,
         markdown={
             "realworld_report": report_markdown(
-                summary, factors, record, tables["realworld_not_run"]
+                grid, factors, record, tables["realworld_not_run"], sweeps
             )
         },
         record=record,

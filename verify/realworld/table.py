@@ -215,3 +215,87 @@ def protocol_table(
         row[f"{label}_noisy_fitted"] = entry[READOUTS[readout][1]]
         row[f"{label}_verdict"] = entry[f"{readout}_verdict"]
     return [cells[key] for key in sorted(cells)]
+
+
+#: A (protocol, data set, n) run at this many noise levels or more is a sweep over eta.
+SWEEP_LEVELS = 5
+SWEEP_COLUMNS = (
+    "seeds",
+    "noisy_fraction",
+    "test_accuracy",
+    "test_accuracy_sd",
+    "final_change",
+    "final_change_se",
+    "noisy_fitted",
+    "noisy_fitted_sd",
+    "final_verdict",
+    "early_stopping_epoch",
+    "early_stopped_test_accuracy",
+    "early_change",
+    "early_change_se",
+    "early_stopped_noisy_fitted",
+    "early_verdict",
+)
+
+
+def sweep_rows(summary: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cells of every (protocol, data set, n) run at :data:`SWEEP_LEVELS` noise levels or
+    more (eta = 0 included), one row per level: accuracy, its paired change against eta = 0,
+    the flipped labels fitted and the verdicts, final and early-stopped."""
+    levels: dict[tuple, int] = defaultdict(int)
+    for entry in summary:
+        levels[(entry["protocol"], entry["dataset"], entry["n"])] += 1
+    return [
+        {
+            "protocol": entry["protocol"],
+            "dataset": entry["dataset"],
+            "n": entry["n"],
+            "eta": entry["eta"],
+            **{name: entry[name] for name in SWEEP_COLUMNS},
+        }
+        for entry in summary
+        if levels[(entry["protocol"], entry["dataset"], entry["n"])] >= SWEEP_LEVELS
+    ]
+
+
+def verdict_stretches(rows: Sequence[dict[str, Any]], readout: str = "final") -> list[tuple]:
+    """Consecutive noisy levels (eta > 0, in order) with the same verdict:
+    ``(verdict, first eta, last eta, levels)``."""
+    stretches: list[list] = []
+    for row in sorted((r for r in rows if r["eta"] > 0), key=lambda r: r["eta"]):
+        verdict_here = row[f"{readout}_verdict"]
+        if stretches and stretches[-1][0] == verdict_here:
+            stretches[-1][2:] = [row["eta"], stretches[-1][3] + 1]
+        else:
+            stretches.append([verdict_here, row["eta"], row["eta"], 1])
+    return [tuple(s) for s in stretches]
+
+
+def sweep_trend(rows: Sequence[dict[str, Any]], tolerance: float = 0.02) -> dict[str, Any]:
+    r"""One data set's sweep over eta in a few numbers: the clean test accuracy, the first
+    noisy level whose paired change is below ``-tolerance`` (and the last level before it),
+    the least-squares slope :math:`b` of the change :math:`\Delta` on eta through the origin,
+    :math:`b = \sum \eta \Delta / \sum \eta^2`, with its standard error, and how many noisy
+    levels fit at least 90% of the flipped labels (final and early-stopped)."""
+    noisy = sorted((r for r in rows if r["eta"] > 0), key=lambda r: r["eta"])
+    clean = [r for r in rows if r["eta"] == 0]
+    eta = np.array([r["eta"] for r in noisy], dtype=float)
+    change = np.array([number(r["final_change"]) for r in noisy], dtype=float)
+    keep = np.isfinite(change)
+    eta, change = eta[keep], change[keep]
+    below = [e for e, c in zip(eta, change, strict=True) if c < -tolerance]
+    slope = float(eta @ change / (eta @ eta)) if eta.size else math.nan
+    spread = (
+        math.sqrt(float(((change - slope * eta) ** 2).sum()) / (eta.size - 1) / float(eta @ eta))
+        if eta.size > 1
+        else math.nan
+    )
+    return {
+        "clean_test_accuracy": number(clean[0]["test_accuracy"]) if clean else math.nan,
+        "first_drop_eta": below[0] if below else math.nan,
+        "slope": slope,
+        "slope_se": spread,
+        "levels": len(noisy),
+        "levels_fitted": sum(number(r["noisy_fitted"]) >= 0.9 for r in noisy),
+        "levels_fitted_early": sum(number(r["early_stopped_noisy_fitted"]) >= 0.9 for r in noisy),
+    }

@@ -61,10 +61,11 @@ class MemberTrainer:
         self.data, self.optimiser, self.batch_size = data, optimiser, batch_size
         self.orders = [stream(seed, "order") for seed in seeds]
         self.n = data.train_index.shape[1]
+        self._kept: dict[str, list[PreparedInputs]] = {}
 
-    def _losses(self, positions: torch.Tensor, denominator: int) -> torch.Tensor:
-        """Per member: the summed cross-entropy at ``positions`` ``[S, B]`` / ``denominator``."""
-        batch = self.pool.select(self.data.train_index.gather(1, positions))
+    def _losses(self, batch: PreparedInputs, positions: torch.Tensor, denominator: int):
+        """Per member: the summed cross-entropy of ``batch``, the examples at ``positions``
+        ``[S, B]`` of each seed's subset, over ``denominator``."""
         logits, _ = self.last(self.weights, self.heads, batch)
         losses = member_losses(logits, _labels_at(self.data.train_labels, positions))
         return losses.sum(dim=1) / denominator
@@ -76,10 +77,30 @@ class MemberTrainer:
             for start in range(0, self.n, CHUNK)
         ]
 
+    def gathered(self, name: str) -> list[PreparedInputs]:
+        """The pool's examples of ``name`` (``train_index`` or ``validation_index`` of the
+        members' data), gathered per chunk of :data:`CHUNK`; kept for full batch, which reads
+        them at every epoch (minibatches gather their own)."""
+        if name in self._kept:
+            return self._kept[name]
+        index = getattr(self.data, name)
+        chunks = [
+            self.pool.select(index[:, start : start + CHUNK])
+            for start in range(0, index.shape[1], CHUNK)
+        ]
+        if self.batch_size is None:
+            self._kept[name] = chunks
+        return chunks
+
     def full_batch_losses(self) -> torch.Tensor:
         """Each member's mean training loss ``[M]`` at the current state."""
         with torch.no_grad():
-            return sum(self._losses(positions, self.n) for positions in self._chunks())
+            return sum(
+                self._losses(batch, positions, self.n)
+                for batch, positions in zip(
+                    self.gathered("train_index"), self._chunks(), strict=True
+                )
+            )
 
     def epoch(self) -> torch.Tensor | None:
         """One pass over every member's examples; full batch, returns the members' losses
@@ -87,8 +108,8 @@ class MemberTrainer:
         if self.batch_size is None:
             self.optimiser.zero_grad()
             total = 0.0
-            for positions in self._chunks():
-                losses = self._losses(positions, self.n)
+            for batch, positions in zip(self.gathered("train_index"), self._chunks(), strict=True):
+                losses = self._losses(batch, positions, self.n)
                 losses.sum().backward()
                 total = total + losses.detach()
             self.optimiser.step()
@@ -96,37 +117,36 @@ class MemberTrainer:
         order = torch.as_tensor(np.stack([rng.permutation(self.n) for rng in self.orders]))
         for start in range(0, self.n, self.batch_size):
             positions = order[:, start : start + self.batch_size]
+            batch = self.pool.select(self.data.train_index.gather(1, positions))
             self.optimiser.zero_grad()
-            self._losses(positions, positions.shape[1]).sum().backward()
+            self._losses(batch, positions, positions.shape[1]).sum().backward()
             self.optimiser.step()
         return None
 
     @torch.no_grad()
-    def outputs(
-        self, pool: PreparedInputs, index: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Logits ``[M, N, C]`` and mean maximum attention ``[M]`` on ``pool`` examples
-        ``index`` (``[S, N]``: per seed, or ``[1, N]``: the same examples for every member)."""
-        logits, attention, total = [], 0.0, index.shape[1]
-        for start in range(0, total, CHUNK):
-            part = index[:, start : start + CHUNK]
-            out, probabilities = self.last(self.weights, self.heads, pool.select(part))
+    def outputs(self, chunks: list[PreparedInputs]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits ``[M, N, C]`` and mean maximum attention ``[M]`` on the examples of
+        ``chunks`` (each ``[S, B, ...]``: per seed, or ``[1, B, ...]``: the same examples for
+        every member)."""
+        logits, attention, total = [], 0.0, sum(chunk.keys_input.shape[1] for chunk in chunks)
+        for chunk in chunks:
+            out, probabilities = self.last(self.weights, self.heads, chunk)
             logits.append(out)
-            attention = attention + max_attention(probabilities) * part.shape[1] / total
+            attention = attention + max_attention(probabilities) * chunk.keys_input.shape[1] / total
         return torch.cat(logits, dim=1), attention
 
     def evaluate(self, test: PreparedInputs, test_labels: torch.Tensor) -> list[dict]:
         """One row per member at the current state (see the module docstring)."""
         data = self.data
-        logits, attention = self.outputs(self.pool, data.train_index)
+        logits, attention = self.outputs(self.gathered("train_index"))
         labels = data.train_labels.reshape(len(self.weights), -1)
         flipped = data.flipped.reshape(len(self.weights), -1)
         losses = member_losses(logits, labels)
         fitted = logits.argmax(-1) == labels
-        validation, _ = self.outputs(self.pool, data.validation_index)
+        validation, _ = self.outputs(self.gathered("validation_index"))
         predicted = validation.argmax(-1)
         clean = data.clean_validation_labels.repeat_interleave(data.train_labels.shape[1], 0)
-        test_logits, test_attention = self.outputs(test, torch.arange(len(test))[None])
+        test_logits, test_attention = self.outputs(test.chunks(CHUNK))
         test_losses = member_losses(test_logits, test_labels.expand(len(self.weights), -1))
         rows = []
         for m in range(len(self.weights)):
