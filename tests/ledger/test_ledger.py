@@ -22,7 +22,7 @@ from verify.ledger.build import (
 )
 from verify.ledger.evidence import ROOT, problems, reading_files
 from verify.ledger.model import Claim, Standing, checks
-from verify.ledger.readings import HARMFUL_BENIGN_D, TABLE_2
+from verify.ledger.readings import ENCODER_PAPER, HARMFUL_BENIGN_D, TABLE_2
 from verify.ledger.render import documentation_page
 from verify.ledger.schema import FIELDS, paths
 from verify.ledger.vocabulary import STATUSES
@@ -176,6 +176,28 @@ def test_a_reading_can_contradict(tmp_path):
     assert judged("0.24", "0.26") == "holds"
     assert judged("0.240", "0.2449") == "holds-corrected"  # holds 0.2435, not 0.25
     assert judged("0.30", "0.32") == "contradicted"
+
+
+def test_the_encoder_reading_holds_contradicts_or_was_not_run(tmp_path):
+    """Every residual encoder agreeing with the bare model holds; one that does not
+    contradicts; the runs without residual connections do not decide; none is not run."""
+    source = ROOT / ENCODER_PAPER.folder / "tables" / "encoder_grid.csv"
+    header, *lines = source.read_text(encoding="utf-8").splitlines()
+    residual, agree = header.split(",").index("residual"), header.split(",").index("agree")
+    (tmp_path / "tables").mkdir()
+
+    def judged(*runs: tuple[str, str]) -> str:
+        changed = [header]
+        for on, agrees in runs:
+            cells = lines[0].split(",")
+            cells[residual], cells[agree] = on, agrees
+            changed.append(",".join(cells))
+        (tmp_path / "tables" / "encoder_grid.csv").write_text("\n".join(changed), "utf-8")
+        return ENCODER_PAPER.judge(tmp_path, **ENCODER_PAPER.params).status
+
+    assert judged(("True", "True"), ("False", "False")) == "holds"
+    assert judged(("True", "True"), ("True", "False")) == "contradicted"
+    assert judged(("False", "True")) == "not-run"
 
 
 def test_table_2_counts_the_authors_cells(ledger):

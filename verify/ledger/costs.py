@@ -13,7 +13,6 @@ from typing import Any
 
 from verify.sim.config import RunConfig
 from verify.sim.engines.registry import engine_traits
-from verify.sim.engines.traits import FLOAT64_RATE, Operations
 from verify.sim.resources import duration
 
 #: The rebuttal's heat map: eta from 0 to 0.2 in steps of 0.01, at n = 200.
@@ -21,10 +20,6 @@ HEATMAP_ETAS = 21
 HEATMAP_N = 200
 HEATMAP_SEEDS = 3
 HEATMAP_PROTOCOL = "fullbatch-adam"
-
-#: The appendix's one-layer encoder as the authors' code runs it: width d = m = 2000, n = 20
-#: sequences of T = 8 data tokens and a [CLS] token, 1000 full-batch steps.
-ENCODER = {"d": 2000, "m": 2000, "n": 20, "tokens": 9, "steps": 1000}
 
 
 def heatmap_cost(root: Path) -> str:
@@ -42,27 +37,6 @@ def heatmap_cost(root: Path) -> str:
         f"{HEATMAP_SEEDS} seeds on each of {len(per_member)} data sets at n = {HEATMAP_N} "
         f"under {HEATMAP_PROTOCOL}, at the seconds per member its n = {HEATMAP_N} groups "
         "took (results/realworld/realworld.json)"
-    )
-
-
-def encoder_multiply_adds(d: int, m: int, n: int, tokens: int, steps: int) -> float:
-    r"""Multiply-adds of full-batch training of a one-layer encoder: per token the
-    :math:`d \times 3d` projection and the :math:`d \times m` and :math:`m \times d`
-    feed-forward maps, per sequence the attention's two :math:`T \times T \times d`
-    products; the backward pass counted as twice the forward one."""
-    per_token = 3 * d * d + 2 * d * m
-    per_sequence = tokens * per_token + 2 * tokens * tokens * d
-    return 3.0 * n * per_sequence * steps
-
-
-def encoder_cost(root: Path) -> str:
-    """The encoder at the authors' settings, at the stated float64 rate."""
-    work = encoder_multiply_adds(**ENCODER)
-    seconds = Operations(float64=work).seconds
-    return (
-        f"about {duration(seconds)} a run on one core ({work:.2g} multiply-adds at the stated "
-        f"{FLOAT64_RATE:.0e} a second) at d = m = {ENCODER['d']}, n = {ENCODER['n']}, "
-        f"{ENCODER['steps']} steps; a model this package does not have yet"
     )
 
 
@@ -100,10 +74,7 @@ def _check_plan_cost() -> str:
 
 __all__ = [
     "HEATMAP_ETAS",
-    "ENCODER",
     "heatmap_cost",
-    "encoder_multiply_adds",
-    "encoder_cost",
     "plan_seconds",
     "check_plan_cost",
 ]

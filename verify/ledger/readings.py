@@ -7,7 +7,9 @@ numbers computed from the files (none typed here).
 * :func:`realworld_verdicts`: the real-world grid's paired verdicts (benign, harmful,
   inconclusive, not overfitting) of one protocol's noisy cells;
 * :func:`attention_concentrates`: whether the maximum attention probability over the
-  training examples rises during fine-tuning, run by run.
+  training examples rises during fine-tuning, run by run;
+* :func:`encoder_regimes`: the appendix encoder's regime against the bare model's at the
+  same settings and seeds.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ BOUNDARIES = "results/boundaries"
 REALWORLD = "results/realworld"
 #: The script that regenerates a boundary sweep's folder (one sweep by name).
 SWEEP_SCRIPT = "results/boundaries/run_sweeps.py"
+ENCODER = "results/encoder/paper"
+ENCODER_GRID = (
+    "python -m verify encoder-grid --out results/encoder/paper --points paper "
+    "--residual both --workers 1"
+)
 REALWORLD_TABLE = (
     "python -m verify realworld table --out results/realworld "
     "--protocols authors,authors+cls,fullbatch-adam,gd "
@@ -142,6 +149,31 @@ BENIGN_NOT_D = sweep(
 )
 
 
+def encoder_regimes(folder: Path) -> Finding:
+    """The encoder's regime (the bare model's mechanism rule) against the bare model's at
+    the same (d, ||mu||) and seed (``tables/encoder_grid.csv``): ``holds`` when every
+    encoder with residual connections that finished agrees with the bare model,
+    ``contradicted`` when one does not, ``not-run`` when none finished. The runs without
+    residual connections are reported beside them (the appendix's encoder has them)."""
+    table = folder / "tables" / "encoder_grid.csv"
+    found = rows(table) if table.is_file() else []
+    by_residual: dict[str, Counter] = {"True": Counter(), "False": Counter()}
+    for row in found:
+        by_residual[row["residual"]][row["agree"]] += 1
+    settings = sorted({(int(r["d"]), float(r["mu_norm"])) for r in found})
+    parts = [
+        f"residual {'on' if key == 'True' else 'off'}: {c['True']} of {sum(c.values())} runs "
+        "agree with the bare model"
+        for key, c in by_residual.items()
+        if c
+    ]
+    text = f"settings (d, ||mu||) run: {settings}; " + "; ".join(parts)
+    on = by_residual["True"]
+    if not on:
+        return Finding("not-run", "no encoder run with residual connections has finished")
+    return Finding("holds" if on["False"] == 0 else "contradicted", text)
+
+
 def realworld(etas: tuple[str, ...], what: str) -> Reading:
     """The real-world grid's verdicts under the authors' protocol as a reading."""
     return Reading(
@@ -169,7 +201,19 @@ ATTENTION_DYNAMICS = Reading(
     params={"protocols": ("authors", "fullbatch-adam", "gd")},
 )
 
+ENCODER_PAPER = Reading(
+    experiment="the appendix's encoder at the paper's three settings, residual connections "
+    "on and off, against the bare model at the same seeds",
+    folder=ENCODER,
+    record="encoder_grid.json",
+    files=("tables/encoder_grid.csv",),
+    regenerate=ENCODER_GRID,
+    judge=encoder_regimes,
+)
+
 __all__ = [
+    "encoder_regimes",
+    "ENCODER_PAPER",
     "boundary_exponent",
     "realworld_verdicts",
     "attention_concentrates",
