@@ -82,17 +82,17 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
         if count == 0:
             continue
 
-        def density(x, g=g, count=count):
-            value = count * normal_pdf(x - leads[g])
+        def density(u, g=g, count=count):
+            # u = x - m_g, and the leads' differences taken first: exact at any lead size
+            value = count * normal_pdf(u)
             for h, other in counts.items():
                 power = other - (1 if h == g else 0)
                 if power:
-                    value *= normal_cdf(x - leads[h]) ** power
+                    value *= normal_cdf(u + (leads[g] - leads[h])) ** power
             return value
 
-        centre = leads[g]
         # A probability: quadrature error must not take it above 1.
-        out[g] = min(integrate.quad(density, centre - 12.0, centre + 12.0, limit=200)[0], 1.0)
+        out[g] = min(integrate.quad(density, -12.0, 12.0, limit=200)[0], 1.0)
     return out
 
 

@@ -450,7 +450,10 @@ def test_metrics(model: DataModel, training: Training, steps: float, first: Firs
     state = first.evolution.state.select(member)
     beta = float(state.signal(first.table.select(member))[0, 0])
     pi = float(state.pi[0])
-    query_norm = math.sqrt(pi**2 + KAPPA_P_RATIO * first.table.kappa0 * pi)
+    if not (math.isfinite(beta) and math.isfinite(pi)) or pi < 0:
+        return None
+    # sqrt(pi^2 + kappa_p pi) written so that a large pi does not overflow its square
+    query_norm = math.sqrt(pi) * math.sqrt(pi + KAPPA_P_RATIO * first.table.kappa0)
     return metrics_at(model, steps, beta, query_norm)
 
 

@@ -92,3 +92,15 @@ def test_soft_test_accuracy_tends_to_argmax_limit():
         argmax, abs=0.005
     )
     assert soft_test_accuracy(setting, 0.0, 1e-9) > argmax  # uniform attention averages
+
+
+def test_the_argmax_selection_holds_at_any_lead_size():
+    """At a lead of 1e49 noise units the relevant token is selected surely: the quadrature
+    runs in the offset from the group's lead, so a lead far above 12 does not collapse
+    its interval (it gave 0 before)."""
+    from theory.stage1.predictions import argmax_test_accuracy, test_selection
+    from verify.sim.config import preset
+
+    model = preset("benign", mu_norm=1e50).model
+    assert test_selection(model, 1e49)["R"] == pytest.approx(1.0)
+    assert argmax_test_accuracy(model, 1e49) == pytest.approx(1.0)

@@ -87,3 +87,14 @@ def test_the_errors_are_derived_parts():
     )
     assert 0.3 < parts["class"] / math.sqrt(2 / config.model.d) < 0.7
     assert boundary.error_source.startswith("derived: ")
+
+
+def test_the_gd_horizon_does_not_overflow_at_a_huge_signal():
+    """||mu|| = 1e99 (valid input): the query norm sqrt(pi^2 + kappa_p pi) is formed
+    without squaring pi, so the prediction is finite (it overflowed before)."""
+    from theory.stage2.horizon import gd_horizon
+    from verify.sim.config import preset
+
+    config = preset("benign", mu_norm=1e99)
+    metrics = gd_horizon(config.model, config.training, 1000).metrics
+    assert metrics is None or math.isfinite(metrics.query_norm)
