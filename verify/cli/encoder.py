@@ -79,7 +79,7 @@ def command_encoder(args: argparse.Namespace) -> int:
     from verify.runtime.interrupts import sigterm_as_interrupt
     from verify.sim.simulate import RunStatus
 
-    run, data, _ = _configuration(args)  # the data flags, or the shape of --data-from
+    run, data, _, _ = _configuration(args)  # the data flags, or the shape of --data-from
     config = EncoderConfig(run=run, settings=encoder_settings(args))
     if config.settings.model == "full":
         require_torch()
