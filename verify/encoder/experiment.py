@@ -56,9 +56,9 @@ def compute(
 
 
 def draw(tables: Path, figures: Path) -> list[Path]:
-    grid = read_table(tables / "encoder_grid.csv")
-    if "d" not in grid:  # no finished encoder run yet
+    if not (tables / "encoder_grid.csv").is_file():  # no finished run: no table was written
         return []
+    grid = read_table(tables / "encoder_grid.csv")
     rows = [{key: column[i] for key, column in grid.items()} for i in range(len(grid["d"]))]
     for row in rows:
         row["residual"] = str(row["residual"]) == "True"

@@ -76,7 +76,7 @@ def _axis_problems(axis: Any, box: Any) -> list[str]:
     for which in ("x", "y"):
         if not _labelled(axis, which):
             problems.append(f"no {which} label")
-        if len(_tick_labels(axis, which)) < 2:
+        if not _readable_ticks(axis, which):
             problems.append(f"fewer than two {which} tick labels")
     for text in axis.texts:
         extent = text.get_window_extent()
@@ -90,6 +90,23 @@ def _axis_problems(axis: Any, box: Any) -> list[str]:
         if line.get_marker() not in ("None", None, "", " ") and line.get_clip_on():
             problems += _edge_markers(axis, line)
     return problems
+
+
+def _readable_ticks(axis: Any, which: str) -> bool:
+    """Two tick labels at least (one where the axis has one tick, a single category), on
+    this axis or on a panel sharing it (a row of panels labelled once, at the left)."""
+    shared = axis.get_shared_x_axes() if which == "x" else axis.get_shared_y_axes()
+    for panel in shared.get_siblings(axis):
+        labels = _tick_labels(panel, which)
+        if labels and len(labels) >= min(2, _ticks_in_view(panel, which)):
+            return True
+    return False
+
+
+def _ticks_in_view(axis: Any, which: str) -> int:
+    target = axis.xaxis if which == "x" else axis.yaxis
+    low, high = sorted(axis.get_xlim() if which == "x" else axis.get_ylim())
+    return sum(low <= location <= high for location in target.get_majorticklocs())
 
 
 def _labelled(axis: Any, which: str) -> bool:
