@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from theory.foundation.data_model import DataModel
-from theory.foundation.validation import Constraint, Real, parameter_fields, require
+from theory.foundation.validation import Constraint, Real, Sequence, parameter_fields, require
 from verify.experiments.settings import PrecisionSettings
 from verify.sim.config import DELTA
 
@@ -222,7 +222,8 @@ ARGUMENT_CONSTRAINTS: dict[str, dict[str, Constraint]] = {
         "reference_dps": _field(PrecisionSettings, "reference_dps"),
     },
     "precision_table": {
-        "gaps": _field(PrecisionSettings, "gaps"),
+        # any positive gap: the table is where one sees float64 fail past the command's limit
+        "gaps": Sequence(Real(0.0)),
         "T": _field(DataModel, "T"),
         "reference_dps": _field(PrecisionSettings, "reference_dps"),
     },
