@@ -167,7 +167,14 @@ def encoder_regimes(folder: Path) -> Finding:
         for key, c in by_residual.items()
         if c
     ]
-    text = f"settings (d, ||mu||) run: {settings}; " + "; ".join(parts)
+    fitted = [float(r["noisy_fitted"]) for r in found]
+    bare = [float(r["bare_noisy_fitted"]) for r in found]
+    text = (
+        f"settings (d, ||mu||) run: {settings}; " + "; ".join(parts) + "; noisy labels fitted: "
+        f"encoder {statistics.fmean(fitted) if fitted else float('nan'):.2f}, bare model "
+        f"{statistics.fmean(bare) if bare else float('nan'):.2f} (mean over runs: an encoder "
+        "whose every weight trains can fit a noisy label without the attention)"
+    )
     on = by_residual["True"]
     if not on:
         return Finding("not-run", "no encoder run with residual connections has finished")
