@@ -209,7 +209,8 @@ def harmful_benign(
     if reason:
         return abstain(description, reason)
     table, state = first.table.select(members), first.evolution.state.select(members)
-    values = np.log(signal_to_noise(table, state, model.sigma_eps) / half_selection_z(model))
+    with np.errstate(divide="ignore"):  # a z that underflows to 0 is -inf: below z_1/2
+        values = np.log(signal_to_noise(table, state, model.sigma_eps) / half_selection_z(model))
     found = crossings(first.harmful_mus, values)
     if not found.count:
         side = "above" if found.below else "below"
