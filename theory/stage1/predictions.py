@@ -68,13 +68,14 @@ def _values(model: DataModel, training: Training) -> tuple[float, ...]:
 
 
 @cache
-def _compiled(name: str, *arguments: str | bool):
+def _compiled(name: str, loss: str, *arguments: str | bool):
     builders: dict[str, Callable[..., sp.Expr]] = {
-        "signal_rate": rates.signal_rate,
-        "memorisation_rate": lambda noisy: rates.memorisation_rate(noisy=noisy),
-        "token_velocity": lambda group, noisy: rates.token_velocity(group, noisy),
-        "overfitting_ratio": lambda: rates.overfitting_ratio(simplify=False),  # same numbers
-        "test_signal_to_noise": rates.test_signal_to_noise,
+        "signal_rate": lambda: rates.signal_rate(loss=loss),
+        "memorisation_rate": lambda noisy: rates.memorisation_rate(noisy=noisy, loss=loss),
+        "token_velocity": lambda group, noisy: rates.token_velocity(group, noisy, loss=loss),
+        # simplify=False: the same numbers, without the simplification's cost.
+        "overfitting_ratio": lambda: rates.overfitting_ratio(simplify=False, loss=loss),
+        "test_signal_to_noise": lambda: rates.test_signal_to_noise(loss=loss),
     }
     expression = builders[name](*arguments)
     return sp.lambdify(_ARGUMENTS, expression, modules="math")
@@ -82,8 +83,9 @@ def _compiled(name: str, *arguments: str | bool):
 
 def rate(model: DataModel, training: Training, name: str, *arguments: str | bool) -> float:
     """A rate of :mod:`theory.stage1.rates` (``name``: ``signal_rate``, ``memorisation_rate``,
-    ``token_velocity``, ``overfitting_ratio``, ``test_signal_to_noise``) at a setting."""
-    return float(_compiled(name, *arguments)(*_values(model, training)))
+    ``token_velocity``, ``overfitting_ratio``, ``test_signal_to_noise``) at a setting, with
+    the training loss (``training.loss``) in the loss weights."""
+    return float(_compiled(name, training.loss, *arguments)(*_values(model, training)))
 
 
 def token_velocities(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:
