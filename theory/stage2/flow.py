@@ -72,6 +72,10 @@ from theory.foundation.data_model import DataModel, Training
 from theory.foundation.losses import weight_function
 from theory.foundation.validation import Real, require
 
+#: The integrator per loss: explicit DOP853, except for the squared loss, whose finite target
+#: :math:`yf = 1` can stop a gap at a stationary point that is stiff in log-time (LSODA
+#: switches to an implicit method there).
+SOLVER_METHODS = {"logistic": "DOP853", "exponential": "DOP853", "squared": "LSODA"}
 #: :math:`\kappa_p / \kappa_0` for a square :math:`W_0` with iid entries (Marchenko-Pastur
 #: with aspect ratio 1: second over first spectral moment of :math:`W_0^\top W_0`).
 KAPPA_P_RATIO = 2.0
@@ -378,9 +382,9 @@ def solve(
     rtol: float = 1e-6,
 ) -> Trajectory:
     r"""Integrate the mean-field flow to :math:`\tau` = ``tau_end`` (in
-    :math:`u = \log(1+\tau)`, DOP853), recording at ``tau_eval`` and locating ``events``
-    (names of :data:`EVENTS`) by root finding on the solver's dense output; the run stops
-    at the first ``stop_at`` event."""
+    :math:`u = \log(1+\tau)`, :data:`SOLVER_METHODS`), recording at ``tau_eval`` and
+    locating ``events`` (names of :data:`EVENTS`) by root finding on the solver's dense
+    output; the run stops at the first ``stop_at`` event."""
     tau_end = Real(0.0, 1e300, closed="neither").check("tau_end", tau_end)
     for name in events + ((stop_at,) if stop_at else ()):
         require(name in EVENTS, "events", name, "one of " + ", ".join(EVENTS))
@@ -404,7 +408,7 @@ def solve(
         rhs,
         (math.log1p(tau0), math.log1p(tau_end)),
         start.pack(),
-        method="DOP853",
+        method=SOLVER_METHODS[pop.loss],
         t_eval=u_eval,
         events=handlers or None,
         rtol=rtol,
@@ -427,6 +431,7 @@ def solve(
 
 
 __all__ = [
+    "SOLVER_METHODS",
     "KAPPA_P_RATIO",
     "Population",
     "population",

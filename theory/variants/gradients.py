@@ -70,6 +70,25 @@ def _deviation(probabilities: Sequence[sp.Expr], phi: Sequence[sp.Expr], t: int)
     return sp.Add(*[s_u * (phi[t] - phi_u) for s_u, phi_u in zip(probabilities, phi, strict=True)])
 
 
+def _logit_residuals(
+    loss: sp.Expr,
+    margin: sp.Expr,
+    logits: Sequence[sp.Expr],
+    probabilities: Sequence[sp.Expr],
+    phi: Sequence[sp.Expr],
+    slopes: dict,
+) -> list[sp.Expr]:
+    r""":math:`\partial_{a_t}L - \frac1n\ell'(yf)\,y\,s_t\sum_u s_u(\phi_t - \phi_u)` for
+    every token, reduced (:func:`_reduce`)."""
+    slope = LossSlope(margin) * _label / _n_samples
+    return [
+        _reduce(
+            sp.diff(loss, a_t) - slope * s_t * _deviation(probabilities, phi, t), logits, slopes
+        )
+        for t, (a_t, s_t) in enumerate(zip(logits, probabilities, strict=True))
+    ]
+
+
 def any_loss_gradient_residuals(T: int) -> list[sp.Expr]:
     r"""Proof, for ``T`` tokens and every loss :math:`\ell`, that
     :math:`\partial_{a_t}\frac1n\ell(yf) = \frac1n\ell'(yf)\,y\,s_t\sum_u s_u(\gamma_t -
@@ -80,15 +99,7 @@ def any_loss_gradient_residuals(T: int) -> list[sp.Expr]:
     margin = _label * attention_output(probabilities, scores)
     loss = Loss(margin) / _n_samples
     slopes = {LossSlope(margin): sp.Symbol("L_1", real=True)}
-    return [
-        _reduce(
-            sp.diff(loss, a_t)
-            - LossSlope(margin) * _label * s_t * _deviation(probabilities, scores, t) / _n_samples,
-            logits,
-            slopes,
-        )
-        for t, (a_t, s_t) in enumerate(zip(logits, probabilities, strict=True))
-    ]
+    return _logit_residuals(loss, margin, logits, probabilities, scores, slopes)
 
 
 def _ffn_parts(T: int, width: int, d: int) -> tuple:
@@ -119,15 +130,7 @@ def ffn_gradient_residuals(T: int, width: int = 2, d: int = 2) -> list[sp.Expr]:
         sum(a[k] * ActivationSlope(hidden[k]) * projections[t][k] for k in range(width))
         for t in range(T)
     ]
-    return [
-        _reduce(
-            sp.diff(loss, a_t)
-            - LossSlope(margin) * _label * s_t * _deviation(probabilities, phi, t) / _n_samples,
-            logits,
-            slopes,
-        )
-        for t, (a_t, s_t) in enumerate(zip(logits, probabilities, strict=True))
-    ]
+    return _logit_residuals(loss, margin, logits, probabilities, phi, slopes)
 
 
 def gelu(x: sp.Expr) -> sp.Expr:
@@ -175,9 +178,12 @@ def trained_head_residuals(T: int, d: int = 2, n: int = 2) -> list[sp.Expr]:
     loss = sum(Loss(m) for m in margins) / _n_samples
     columns = sp.Matrix.hstack(*[tokens[i][t, :].T for i in range(n) for t in range(T)])
     g = sp.Matrix(
-        [LossSlope(margins[i]) * labels[i] * probabilities[i][t] / _n_samples
-         for i in range(n) for t in range(T)]
-    )  # fmt: skip
+        [
+            LossSlope(margins[i]) * labels[i] * probabilities[i][t] / _n_samples
+            for i in range(n)
+            for t in range(T)
+        ]
+    )
     slopes = {LossSlope(m): sp.Symbol(f"L_{i + 1}", real=True) for i, m in enumerate(margins)}
     flat_logits = [a for row in logits for a in row]
     gradient = [

@@ -170,14 +170,21 @@ def one_step_prediction(model: DataModel, training: Training) -> OneStepPredicti
     sd = math.sqrt(unit * unit * (cross + A1 * A1 * sigma_sq / T) + C * C * sigma_sq / T)
     memorisation = 2 / (m * (1 - 2 * rate) * S * model.snr**2) if S else math.inf
     return OneStepPrediction(
-        step=step, signal=A, noise=B, init=C, alignment=A / norm, scale=norm * model.mu_norm,
+        step=step,
+        signal=A,
+        noise=B,
+        init=C,
+        alignment=A / norm,
+        scale=norm * model.mu_norm,
         memorisation_ratio=memorisation,
-        clean_margin=signal_margin + own, noisy_margin=-signal_margin + own, margin_sd=sd,
+        clean_margin=signal_margin + own,
+        noisy_margin=-signal_margin + own,
+        margin_sd=sd,
         clean_fitted=normal_cdf((signal_margin + own) / sd),
         noisy_fitted=normal_cdf((own - signal_margin) / sd),
         uniform_test_accuracy=normal_cdf(signal_margin / (norm * model.sigma_eps / math.sqrt(T))),
         effective_gamma0=unit * (1 - 2 * rate) * S * model.mu_norm**2 / (2 * T),
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -213,8 +220,13 @@ def _attention_margin(model: DataModel, training: Training, noisy: bool) -> floa
     velocities = token_velocities(model, training.replace(head="fixed", head_step=None), noisy)
     f0 = mean_output(model)
     groups = {g.name: g for g in model.groups}
-    moved = sum(groups[g].count * v * (model.gamma0 * groups[g].score - f0)
-                for g, v in velocities.items()) / model.T  # fmt: skip
+    moved = (
+        sum(
+            groups[g].count * v * (model.gamma0 * groups[g].score - f0)
+            for g, v in velocities.items()
+        )
+        / model.T
+    )
     return -moved if noisy else moved
 
 
@@ -249,7 +261,7 @@ def trained_head_rates(model: DataModel, training: Training) -> TrainedHeadRates
         head_threshold=2 * T * noisy / (signal_weight * S * S) if S else math.inf,
         head_fitting_time=deficit / head_noisy if head_noisy > 0 else math.inf,
         attention_fitting_time=attention_time,
-    )  # fmt: skip
+    )
 
 
 def derivations() -> list[Derivation]:

@@ -82,7 +82,7 @@ def _expit(x: np.ndarray) -> np.ndarray:
 def _erf() -> Callable[[np.ndarray], np.ndarray]:
     from scipy.special import erf
 
-    return erf  # type: ignore[no-any-return]
+    return erf
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -262,9 +262,13 @@ def trained_head_scores(base_scores: Any, gram: Any, coefficients: Any) -> Any:
 
 
 def one_step_update(
-    nu0: Any, mean_tokens: Any, labels: Any, step: float, loss: str = "logistic",
+    nu0: Any,
+    mean_tokens: Any,
+    labels: Any,
+    step: float,
+    loss: str = "logistic",
     arithmetic: Arithmetic = FLOAT64,
-) -> Any:  # fmt: skip
+) -> Any:
     r""":math:`\nu_1 = \nu_0 + \alpha_\nu\frac1m\sum_j w(y_j\nu_0^\top\bar x_j)\,y_j\bar x_j`:
     one GD step on the head loss :math:`\frac1m\sum_j\ell(y_j\nu^\top\bar x_j)` at uniform
     attention (:math:`p = 0`); ``mean_tokens`` :math:`\bar x_j` (m, d), ``labels`` (m,)."""

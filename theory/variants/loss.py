@@ -217,7 +217,7 @@ def derivations() -> list[Derivation]:
                     sp.exp(sp.Symbol("x_0")) + sp.Symbol("c") * w_inf * sp.Integral(kappa(tau), tau)
                 ),
                 evaluate=False,
-            ),  # fmt: skip
+            ),
             RECONSTRUCTION,
             saturated_slope_residuals,
             SYMBOLIC,

@@ -58,26 +58,24 @@ def subset_sizes(model: DataModel) -> tuple[float, float]:
     return float(noisy), float(model.n - noisy)
 
 
-def signal_noise_sums(model: DataModel) -> tuple[float, float]:
-    r""":math:`(\Sigma_\mu, \Sigma_\epsilon)` of the module docstring."""
+def signal_noise_sums(model: DataModel, score_noise: bool = True) -> tuple[float, float]:
+    r""":math:`(\Sigma_\mu, \Sigma_\epsilon)` of the module docstring (``score_noise=False``
+    drops the tokens' noise scores, as the mean-field flow does)."""
     mean = sum(g.count * g.score for g in model.groups) / model.T
     D = sum(g.count * g.signal * (g.score - mean) for g in model.groups)
     spread = sum(g.count * (g.score - mean) ** 2 for g in model.groups)
     signal = 2 * model.gamma0**2 * model.mu_norm**2 * D**2
-    noise = (
-        model.sigma_eps**2
-        * model.d
-        * (model.gamma0**2 * spread + (model.T - 1) * model.score_noise**2)
-    )
+    scores = (model.T - 1) * model.score_noise**2 if score_noise else 0.0
+    noise = model.sigma_eps**2 * model.d * (model.gamma0**2 * spread + scores)
     return signal, noise
 
 
-def initial_ratio(model: DataModel, training: Training) -> float:
+def initial_ratio(model: DataModel, training: Training, score_noise: bool = True) -> float:
     r""":math:`\|G_N\|/\|G_C\|` at :math:`\tau = 0` (module docstring); 0 without noisy
-    samples."""
+    samples (``score_noise``: as :func:`signal_noise_sums`)."""
     noisy, clean = subset_sizes(model)
     w_clean, w_noisy = stage1_weights(model, training.loss)
-    signal, noise = signal_noise_sums(model)
+    signal, noise = signal_noise_sums(model, score_noise)
     numerator = (noisy / 2) ** 2 * signal + noisy * noise
     denominator = (clean / 2) ** 2 * signal + clean * noise
     return w_noisy / w_clean * math.sqrt(numerator / denominator)

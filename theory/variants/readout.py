@@ -38,6 +38,7 @@ first-order difference, not :math:`\mathrm{FFN}(x_{\rm sel}) - \mathrm{FFN}(x_u)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cache
 
 import numpy as np
@@ -70,7 +71,7 @@ def limit_scale(model: DataModel) -> float:
     return model.gamma0 / float(weights @ units)
 
 
-def _pair_average(function, spread: float) -> float:  # type: ignore[no-untyped-def]
+def _pair_average(function: Callable[[np.ndarray], np.ndarray], spread: float) -> float:
     """:math:`E_{c,\\xi}[F(c + \\xi)]`, :math:`\\xi \\sim N(0, \\text{spread}^2)`."""
     offsets, weights, normal, normal_weights = _nodes()
     grid = offsets[:, None] + spread * normal[None, :]

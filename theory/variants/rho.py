@@ -136,13 +136,20 @@ def _symbol_values(model: DataModel, training: Training) -> dict:
     from theory.foundation import symbols
 
     return {
-        symbols.d: model.d, symbols.n: model.n, rates.T_tokens: model.T,
-        rates.n_R: model.n_relevant, rates.n_A: model.n_weak_aligned,
-        rates.n_O: model.n_weak_opposite, rho: model.rho, symbols.eta: model.eta,
-        symbols.mu_norm: model.mu_norm, symbols.sigma_eps: model.sigma_eps,
-        symbols.gamma0: model.gamma0, rates.kappa0: training.kappa0(model.d),
+        symbols.d: model.d,
+        symbols.n: model.n,
+        rates.T_tokens: model.T,
+        rates.n_R: model.n_relevant,
+        rates.n_A: model.n_weak_aligned,
+        rates.n_O: model.n_weak_opposite,
+        rho: model.rho,
+        symbols.eta: model.eta,
+        symbols.mu_norm: model.mu_norm,
+        symbols.sigma_eps: model.sigma_eps,
+        symbols.gamma0: model.gamma0,
+        rates.kappa0: training.kappa0(model.d),
         spread: model.rho_spread,
-    }  # fmt: skip
+    }
 
 
 def derivations() -> list[Derivation]:
