@@ -26,6 +26,16 @@ iid entries, uniform on :math:`(-s, s)` or :math:`N(0, s^2)`; the initial precon
 is :math:`W_0^\top W_0 \approx \kappa_0 I` with :math:`\kappa_0 = \sigma_0^2 d`
 (:math:`\sigma_0^2 = s^2/3` uniform, :math:`s^2` Gaussian; 1/3 for the public code's
 :math:`s = 1/\sqrt d`).
+
+Variants (:mod:`theory.variants`; each at its default is the model above, with the same
+numbers): the training loss (``Training.loss``: logistic, exponential, squared); the head
+(``Training.head``: fixed; one GD step from a random :math:`\nu_0` at uniform attention,
+on the training set or on ``head_n`` separate clean examples; or trained with W and p, step
+``head_step``); a per-example weak-relevance factor :math:`\rho_i \sim U[\rho - s,
+\rho + s]` (``DataModel.rho_spread``); and the readout (``DataModel.readout``: linear, or
+a fixed random FFN of width ``ffn_width`` around the head, :mod:`theory.variants.ffn`).
+:func:`check_variant_combination` holds the one rule that ties the two objects: the FFN
+readout is built around the fixed head.
 """
 
 from __future__ import annotations
@@ -352,7 +362,21 @@ class Training(Validated):
         return self.entry_variance(d) * d
 
 
+def check_variant_combination(model: DataModel, training: Training) -> None:
+    """The rule between the data model and the training set-up: the FFN readout replaces the
+    linear head around the fixed head, so it takes ``head='fixed'`` (a composed settings
+    object calls this from its own relation check)."""
+    if model.readout == "ffn":
+        require(
+            training.head == "fixed",
+            "head",
+            training.head,
+            "'fixed' with readout 'ffn' (the FFN readout is built around the fixed head)",
+        )
+
+
 __all__ = [
+    "check_variant_combination",
     "GROUP_NAMES",
     "FLIP_MODES",
     "INIT_KINDS",

@@ -58,7 +58,7 @@ def labels(model: DataModel) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class InitialState:
-    """One draw: tokens (n, T, d), true and observed labels, :math:`g = -G`, :math:`W_0`, and
+    r"""One draw: tokens (n, T, d), true and observed labels, :math:`g = -G`, :math:`W_0`, and
     each sample's :math:`\rho_i` (``None`` without a spread)."""
 
     tokens: np.ndarray

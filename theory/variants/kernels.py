@@ -59,7 +59,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @dataclass(frozen=True)
-class Arithmetic:
+class Elementwise:
     r"""Elementwise functions for one number type: ``expit`` :math:`1/(1 + e^{-x})`,
     ``softplus`` :math:`\log(1 + e^x)`, ``gelu`` :math:`x\Phi(x)` and ``gelu_prime``
     :math:`\Phi(x) + x\varphi(x)` (:math:`\Phi(x) = \frac12(1 + \mathrm{erf}(x/\sqrt2))`)."""
@@ -93,7 +93,7 @@ def _gelu_prime(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + _erf()(x * _INV_SQRT2)) + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
-FLOAT64 = Arithmetic(
+FLOAT64 = Elementwise(
     name="float64",
     exp=np.exp,
     expit=_expit,
@@ -105,7 +105,7 @@ FLOAT64 = Arithmetic(
 
 
 @cache
-def mpmath_arithmetic() -> Arithmetic:
+def mpmath_arithmetic() -> Elementwise:
     """mpmath numbers at the precision of the surrounding ``mpmath.workdps`` context (the
     same ``exp``, ``expit`` and ``softplus`` as the simulator's mpmath arithmetic)."""
     import mpmath
@@ -117,7 +117,7 @@ def mpmath_arithmetic() -> Arithmetic:
         return (1 + mpmath.erf(x / mpmath.sqrt(2))) / 2 + x * mpmath.npdf(x)
 
     convert = np.frompyfunc(mpmath.mpf, 1, 1)
-    return Arithmetic(
+    return Elementwise(
         name="mpmath",
         exp=np.frompyfunc(mpmath.exp, 1, 1),
         expit=np.frompyfunc(lambda x: 1 / (1 + mpmath.exp(-x)), 1, 1),
@@ -131,7 +131,7 @@ def mpmath_arithmetic() -> Arithmetic:
 # --------------------------------------------------------------------------- losses
 
 
-def loss_value(margins: Any, loss: str, arithmetic: Arithmetic = FLOAT64) -> Any:
+def loss_value(margins: Any, loss: str, arithmetic: Elementwise = FLOAT64) -> Any:
     r""":math:`\ell(z)`: :math:`\log(1 + e^{-z})` (overflow-free), :math:`e^{-z}`,
     :math:`(1 - z)^2/2`."""
     loss = Options(LOSSES).check("loss", loss)
@@ -142,7 +142,7 @@ def loss_value(margins: Any, loss: str, arithmetic: Arithmetic = FLOAT64) -> Any
     return 0.5 * (1 - margins) ** 2
 
 
-def loss_weight(margins: Any, loss: str, arithmetic: Arithmetic = FLOAT64) -> Any:
+def loss_weight(margins: Any, loss: str, arithmetic: Elementwise = FLOAT64) -> Any:
     r""":math:`w(z) = -\ell'(z)`: :math:`1/(1 + e^{z})` (as :math:`\mathrm{expit}(-z)`,
     accurate for large :math:`|z|`), :math:`e^{-z}`, :math:`1 - z`."""
     loss = Options(LOSSES).check("loss", loss)
@@ -171,7 +171,7 @@ class GradientOutput:
     token_scores: np.ndarray
 
 
-def softmax(logits: Any, arithmetic: Arithmetic = FLOAT64) -> Any:
+def softmax(logits: Any, arithmetic: Elementwise = FLOAT64) -> Any:
     r"""Row-wise :math:`s_t = e^{a_t - \max a}/\sum_u e^{a_u - \max a}`."""
     shifted = logits - logits.max(axis=-1, keepdims=True)
     weights = arithmetic.exp(shifted)
@@ -179,7 +179,7 @@ def softmax(logits: Any, arithmetic: Arithmetic = FLOAT64) -> Any:
 
 
 def _finish(
-    s: Any, f: Any, differences: Any, labels: Any, loss: str, arithmetic: Arithmetic, phi: Any
+    s: Any, f: Any, differences: Any, labels: Any, loss: str, arithmetic: Elementwise, phi: Any
 ) -> GradientOutput:
     """:math:`h = \\frac1n\\ell'(yf)\\,y\\,s_t\\sum_u s_u(\\phi_t - \\phi_u)` from the
     probabilities, outputs and score differences."""
@@ -196,7 +196,7 @@ def logit_gradient(
     differences: Any,
     labels: Any,
     loss: str = "logistic",
-    arithmetic: Arithmetic = FLOAT64,
+    arithmetic: Elementwise = FLOAT64,
 ) -> GradientOutput:
     r"""Linear readout, any loss: :math:`f_i = \sum_t s_{i,t}\gamma_{i,t}` and
     :math:`h_{i,t} = -\frac1n w(y_if_i)y_is_{i,t}\sum_u s_{i,u}(\gamma_{i,t} - \gamma_{i,u})`.
@@ -216,7 +216,7 @@ def ffn_logit_gradient(
     biases: Any,
     out_weights: Any,
     loss: str = "logistic",
-    arithmetic: Arithmetic = FLOAT64,
+    arithmetic: Elementwise = FLOAT64,
 ) -> GradientOutput:
     r"""FFN readout :math:`f_i = a^\top\mathrm{GELU}(v_i)`, :math:`v_i = Bz_i + c =
     \sum_t s_{i,t}Bx_{i,t} + c`, and :math:`h_{i,t}` with
@@ -234,7 +234,7 @@ def ffn_logit_gradient(
 
 
 def ffn_output(
-    logits: Any, projections: Any, biases: Any, out_weights: Any, arithmetic: Arithmetic = FLOAT64
+    logits: Any, projections: Any, biases: Any, out_weights: Any, arithmetic: Elementwise = FLOAT64
 ) -> Any:
     r"""The FFN readout's outputs :math:`f_i = a^\top\mathrm{GELU}(\sum_t s_{i,t}Bx_{i,t} + c)`
     (e.g. on test sequences), shape (..., n)."""
@@ -267,7 +267,7 @@ def one_step_update(
     labels: Any,
     step: float,
     loss: str = "logistic",
-    arithmetic: Arithmetic = FLOAT64,
+    arithmetic: Elementwise = FLOAT64,
 ) -> Any:
     r""":math:`\nu_1 = \nu_0 + \alpha_\nu\frac1m\sum_j w(y_j\nu_0^\top\bar x_j)\,y_j\bar x_j`:
     one GD step on the head loss :math:`\frac1m\sum_j\ell(y_j\nu^\top\bar x_j)` at uniform
@@ -308,7 +308,7 @@ def noisy_gradient_ratio(K: Any, gram: Any, a: Any, M: Any, h: Any, noisy: Any) 
 
 
 __all__ = [
-    "Arithmetic",
+    "Elementwise",
     "FLOAT64",
     "mpmath_arithmetic",
     "loss_value",

@@ -14,6 +14,7 @@ from theory.foundation.data_model import (
     READOUTS,
     DataModel,
     Training,
+    check_variant_combination,
 )
 from theory.foundation.validation import InvalidParameter, parameter_fields
 
@@ -82,3 +83,12 @@ def test_defaults_are_the_base_model():
     ):
         assert {name: getattr(settings, name) for name in fields} == fields
     assert dataclasses.replace(base_training, loss="logistic") == base_training
+
+
+def test_the_ffn_readout_takes_the_fixed_head():
+    ffn = DataModel(readout="ffn")
+    check_variant_combination(ffn, Training())
+    check_variant_combination(DataModel(), Training(head="trained"))
+    for head in ("one-step", "trained"):
+        with pytest.raises(InvalidParameter, match=f"^head='{head}' is invalid: allowed 'fixed'"):
+            check_variant_combination(ffn, Training(head=head))
