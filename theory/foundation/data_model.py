@@ -152,7 +152,7 @@ class DataModel(Validated):
         "linear",
         Options(READOUTS),
         "linear: f = nu^T X^T s (the paper's); ffn: f = a^T GELU(B X^T s + c), a fixed random "
-        "FFN around nu with the same signal scores (theory.variants.readout)",
+        "FFN around nu with the same signal scores (theory.variants.ffn)",
     )
     ffn_width: int | None = parameter(
         None,
