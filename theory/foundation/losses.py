@@ -1,5 +1,5 @@
-r"""The training losses of the margin :math:`z = y f`, each with its weight
-:math:`w(z) = -\ell'(z)`, as SymPy forms and as float twins.
+r"""The training losses of the margin z = y f and their weights w = -l', as SymPy forms
+and as float twins.
 
 =============  =============================  ========================
 name           :math:`\ell(z)`                :math:`w(z) = -\ell'(z)`

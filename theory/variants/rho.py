@@ -1,4 +1,4 @@
-r"""The per-example weak-relevance factor: :math:`\rho_i \sim U[\rho - s, \rho + s]` (claim R1).
+r"""The per-example weak-relevance factor rho_i ~ U[rho - s, rho + s] (claim R1).
 
 Reconstruction (this package's own derivation). Draws from the uniform law have
 :math:`E\rho_i = \rho`, :math:`E\rho_i^2 = \rho^2 + s^2/3`, and for any function with a
