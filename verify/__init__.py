@@ -10,12 +10,14 @@ The public entry points, imported on first use (so that ``import verify`` costs 
     verify.write_run(result, "out/benign")              # config.json, summary.json, CSVs
     forecast = verify.predict(config, 10**6)            # the theory's view: regime, boundaries
 
-Sub-packages by role: :mod:`verify.sim` (one run: configuration, data, kernels, engines,
-observables, the run's files), :mod:`verify.checks` (predictions against simulations,
-the report), :mod:`verify.experiments` (sweeps and the experiments built on them),
-:mod:`verify.output` (atomic files, tables, provenance), :mod:`verify.plots` (figures
-from tables), :mod:`verify.cli` (the command line), :mod:`verify.realworld` (pre-trained
-transformers; needs the ``realworld`` extra).
+Sub-packages by role, top layer first (each imports only from the layers below it):
+:mod:`verify.cli` (the command line); :mod:`verify.realworld` (pre-trained transformers;
+needs the ``realworld`` extra); :mod:`verify.checks` (predictions against simulations,
+the report), :mod:`verify.experiments` (sweeps and the experiments built on them);
+:mod:`verify.sim` (one run: configuration, data, kernels, engines, observables, the run's
+files), :mod:`verify.plots` (figures from tables); :mod:`verify.runtime` (executors,
+result store, interrupts, the BLAS-thread guard), :mod:`verify.measures` (the regime of a
+finished run); :mod:`verify.output` (atomic files, tables, provenance).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.prediction": ("predict", "Prediction"),
     "verify.checks.suite": ("run_checks",),
     "verify.checks.drawn_runs": ("drawn_run", "initial_velocities"),
-    "verify.checks.regimes": ("classify_regime", "measured_regime", "RegimeThresholds"),
+    "verify.measures.regimes": ("classify_regime", "measured_regime", "RegimeThresholds"),
     "verify.checks.strategies": (
         "valid_configs",
         "single_violation",
@@ -52,8 +54,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "BoundarySettings",
         "LongtimeSettings",
         "PrecisionSettings",
-        "ExecutorSettings",
     ),
+    "verify.runtime.executors": ("ExecutorSettings",),
     "verify.experiments.reproduce": ("reproduction",),
     "verify.experiments.boundaries": ("boundary_sweep",),
     "verify.experiments.longtime": ("long_time",),

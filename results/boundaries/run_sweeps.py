@@ -17,7 +17,8 @@ from pathlib import Path
 
 from verify.experiments.boundaries import boundary_sweep
 from verify.experiments.driver import run_experiment
-from verify.experiments.settings import BoundarySettings, ExecutorSettings
+from verify.experiments.settings import BoundarySettings
+from verify.runtime.executors import ExecutorSettings
 
 HERE = Path(__file__).resolve().parent
 D_VALUES = (10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8)

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from theory.foundation.assumptions import ASSUMPTION_CONSTANTS
 from theory.stage1.moments import velocity_error
 from theory.stage1.predictions import stage1_predictions
-from verify.checks.catalogue import REGISTERED_DISAGREEMENTS
+from verify.checks.catalogue import DISAGREEMENTS
 from verify.checks.drawn_runs import drawn_run, initial_noisy_gap
 from verify.checks.properties import (
     CLASS_SPLIT,
@@ -51,7 +51,6 @@ from verify.checks.properties import (
     learned_weaker_class,
     weaker_class,
 )
-from verify.checks.regimes import REGIMES
 from verify.checks.space import (
     assumption_status,
     benign_edge,
@@ -69,6 +68,7 @@ from verify.checks.strategies import (
     single_violation,
     valid_configs,
 )
+from verify.measures.regimes import REGIMES
 from verify.sim.config import PRESETS, RunConfig, preset
 
 #: Few examples, each a cheap run (d-free engines, N = nT <= 160 tokens).
@@ -133,7 +133,7 @@ def test_both_properties_over_the_wide_ranges(target):
 
 
 def test_the_disagreements_are_registered_with_numbers():
-    assert STAGE_TWO_SWITCH in REGISTERED_DISAGREEMENTS
+    assert STAGE_TWO_SWITCH in DISAGREEMENTS
     assert all(any(ch.isdigit() for ch in reason) for reason in PROPERTY_DISAGREEMENTS.values())
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from verify.checks.catalogue import DROPPED, HOLDS_UNTRAINED, REGISTERED_DISAGREEMENTS
+from verify.checks.catalogue import DISAGREEMENTS, DROPPED, SPECS
 from verify.checks.registry import Verdict
 from verify.checks.suite import FULL, QUICK, checks_for, judge, mutations, mutations_ok
 
@@ -26,11 +26,7 @@ def test_quick_check_verdicts_are_the_registered_ones(quick):
     _, _, results = quick
     verdicts = {r.name: r.verdict for r in results}
     expected = {
-        r.name: (
-            Verdict.DISAGREES_AS_REGISTERED
-            if r.name in REGISTERED_DISAGREEMENTS
-            else Verdict.AGREES
-        )
+        r.name: (Verdict.DISAGREES_AS_REGISTERED if r.check.id in DISAGREEMENTS else Verdict.AGREES)
         for r in results
     }
     assert verdicts == expected
@@ -38,13 +34,13 @@ def test_quick_check_verdicts_are_the_registered_ones(quick):
 
 @pytest.mark.parametrize("kind", ["quick", "full"])
 def test_every_registered_disagreement_and_exclusion_names_a_check(kind):
-    """The registry's names are checks of the full plan (no stale entries), and a check is
+    """The registry's ids are checks of the full plan (no stale entries), and a check is
     never both excluded and registered."""
-    names = {check.name for check in checks_for(FULL if kind == "full" else QUICK)}
+    ids = {check.id for check in checks_for(FULL if kind == "full" else QUICK)}
     if kind == "full":
-        assert set(REGISTERED_DISAGREEMENTS) <= names
-        assert set(HOLDS_UNTRAINED) <= names
-    assert not set(DROPPED) & names
+        assert set(DISAGREEMENTS) <= ids
+        assert {spec.id for spec in SPECS if spec.kind.holds_untrained} <= ids
+    assert not set(DROPPED) & ids
 
 
 def test_every_quick_check_fails_on_wrong_inputs(quick):
@@ -52,7 +48,7 @@ def test_every_quick_check_fails_on_wrong_inputs(quick):
     rows = mutations(checks, evidence)
     failing = [row for row in rows if not mutations_ok(row)]
     assert not failing, failing
-    assert {row["name"] for row in rows} == {check.name for check in checks}
+    assert {row["id"] for row in rows} == {check.id for check in checks}
 
 
 def test_quick_results_state_their_statistics(quick):

@@ -24,7 +24,7 @@ from verify.experiments.max_margin import (
     metric_projections,
 )
 from verify.experiments.max_margin_settings import MaxMarginSettings
-from verify.experiments.sweep import make_executor
+from verify.runtime.executors import make_executor
 from verify.sim.config import RunConfig
 from verify.sim.data import generate
 from verify.sim.engines import DenseEngine, FlowEngine, ReducedEngine

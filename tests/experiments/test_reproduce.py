@@ -8,9 +8,9 @@ from verify.cli import main
 from verify.experiments.driver import run_experiment
 from verify.experiments.reproduce import reproduction
 from verify.experiments.settings import ReproduceSettings
-from verify.experiments.sweep import SerialExecutor
 from verify.output.tables import read_table
 from verify.plots.reproduce import figure_training
+from verify.runtime.executors import SerialExecutor
 
 FIGURES = (
     "fig1_selection",

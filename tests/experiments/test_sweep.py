@@ -22,15 +22,10 @@ from verify.experiments.fits import (
     settle_step,
     slope_per_decade,
 )
-from verify.experiments.sweep import (
-    ProcessExecutor,
-    ResultStore,
-    SerialExecutor,
-    SweepError,
-    point_key,
-    run_sweep,
-)
+from verify.experiments.sweep import SweepError, run_sweep
 from verify.experiments.workers import final_state
+from verify.runtime.executors import ProcessExecutor, SerialExecutor
+from verify.runtime.store import ResultStore, point_key
 from verify.sim.config import RunConfig
 
 INTERRUPT_AT = "VERIFY_TEST_INTERRUPT_AT"
@@ -164,7 +159,7 @@ def test_dask_local_cluster_matches_serial(tmp_path):
         "distributed",
         reason="dask.distributed is not installed (optional extra: pip install .[dask])",
     )
-    from verify.experiments.sweep import DaskExecutor
+    from verify.runtime.executors import DaskExecutor
 
     points = tiny_points(4)
     with DaskExecutor(n_workers=2) as executor:
@@ -251,8 +246,9 @@ def slow_point(point):
 SWEEP_UNDER_SIGTERM = """
 import sys
 from slow_worker import slow_point
-from verify.experiments.sweep import ProcessExecutor, run_sweep
-from verify.interrupts import sigterm_as_interrupt
+from verify.experiments.sweep import run_sweep
+from verify.runtime.executors import ProcessExecutor
+from verify.runtime.interrupts import sigterm_as_interrupt
 
 if __name__ == "__main__":
     try:

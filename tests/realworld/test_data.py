@@ -166,8 +166,8 @@ def test_the_authors_protocol_records_their_settings():
 
 def _settings_classes():
     from verify.realworld.config import GroupConfig, Layout
-    from verify.realworld.grid import FactorSettings, GridSettings
     from verify.realworld.protocols import Protocol
+    from verify.realworld.settings import FactorSettings, GridSettings
 
     return [Protocol, Layout, GroupConfig, GridSettings, FactorSettings]
 
@@ -368,9 +368,9 @@ def test_verdict_matrix_tells_a_cell_not_run_from_one_that_does_not_apply():
 
 
 def test_cells_not_run_are_listed_with_their_predicted_cost():
-    from verify.realworld.grid import GridSettings
     from verify.realworld.report import report_markdown
     from verify.realworld.results import not_run_rows
+    from verify.realworld.settings import GridSettings
     from verify.realworld.table import summary_rows
 
     runs = [
@@ -477,7 +477,7 @@ def test_command_line_values():
     assert value_of("2e3") == 2000.0 and value_of("16") == 16 and value_of("none") is None
     assert value_of("False") is False and value_of("linear") == "linear"
     assert list_of("20,200,1000") == (20, 200, 1000) and list_of("0,0.1") == (0, 0.1)
-    from verify.realworld.grid import GridSettings
+    from verify.realworld.settings import GridSettings
 
     assert GridSettings(ns=list_of("2e1,2e2"), epochs=value_of("2e3")).ns == (20, 200)
 
@@ -531,10 +531,10 @@ def test_factor_rows_find_the_changed_protocol_under_any_label():
 
 
 def test_groups_whose_runs_are_all_stored_are_not_run_again(tmp_path):
-    from verify.experiments.sweep import ResultStore, canonical
     from verify.realworld.config import GroupConfig
     from verify.realworld.grid import not_yet_run
     from verify.realworld.variants import variant
+    from verify.runtime.store import ResultStore, canonical
 
     stored = GroupConfig(n=200, etas=(0.0, 0.1, 0.2), protocol=variant("gd"))
     ResultStore(tmp_path).save("k", {"config": canonical(stored.to_dict())})

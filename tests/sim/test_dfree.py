@@ -20,12 +20,13 @@ from scipy import stats
 
 from theory.foundation.data_model import DataModel
 from theory.foundation.validation import InvalidParameter
+from verify.runtime.threads import single_blas_thread
 from verify.sim import dfree_law
 from verify.sim.config import RunConfig
 from verify.sim.data import balanced_labels, generate, signal_part
 from verify.sim.dfree_data import ReducedData, draw_reduced_data
 from verify.sim.engines import make_engine
-from verify.sim.engines.base import reduced_setup, single_blas_thread
+from verify.sim.engines.base import reduced_setup
 from verify.sim.engines.dfree import DfreeEngine, DfreeFlowEngine
 from verify.sim.engines.independent import IndependentGD
 from verify.sim.engines.reduced import ReducedEngine

@@ -1,1 +1,1 @@
-"""Predictions against simulations: the run cache, the checks, regimes, the report."""
+"""Predictions against simulations: the run cache, the checks, the report."""

@@ -28,8 +28,10 @@ from theory.quadrature.g import quadrature_time_float
 from theory.stage1.predictions import Stage1Predictions, stage1_predictions
 from verify.sim.config import RunConfig
 from verify.sim.data import GROUP_NAMES
-from verify.sim.engines import make_engine
-from verify.sim.simulate import RunResult, simulate
+from verify.sim.engines import draw_data, engine_traits, make_engine
+from verify.sim.history import History
+from verify.sim.kernels import softmax
+from verify.sim.simulate import simulate
 
 #: Flow horizon and first log point, in units of the clean stage-1 end tau_1.
 HORIZON = 1e9
@@ -59,15 +61,13 @@ def initial_noisy_gap(config: RunConfig) -> float:
     r"""The mean over the noisy samples of one draw of the initial gap velocity
     :math:`\dot a_{W_-} - \dot a_R` (group means; positive: the noisy samples start to
     fit their flipped labels)."""
-    from verify.sim.engines import draw_data
-
     data = draw_data(config)
     groups, noisy = np.asarray(data.groups), np.asarray(data.noisy)
     return float(gap_velocities(initial_velocities(config, data), groups, noisy, "W-", "R").mean())
 
 
 def _gd_engine(config: RunConfig) -> str:
-    return "dfree" if config.solver.engine in ("dfree", "dfree-flow") else "reduced"
+    return "dfree" if engine_traits(config.solver.engine).exact == "in law" else "reduced"
 
 
 def clean_stage1_end(prediction: Stage1Predictions) -> float:
@@ -79,8 +79,6 @@ def clean_stage1_end(prediction: Stage1Predictions) -> float:
 def half_noisy_margin_event(data: Any) -> Any:
     r"""The :math:`\lceil m/2\rceil`-th largest margin :math:`y_i f_i` over the :math:`m`
     noisy samples (positive once at least half of them are fitted)."""
-    from verify.sim.kernels import softmax
-
     noisy = np.asarray(data.noisy)
     rank = max(1, math.ceil(int(noisy.sum()) / 2))
 
@@ -99,7 +97,7 @@ class DrawnRun:
     config: RunConfig
     prediction: Stage1Predictions
     times: np.ndarray
-    history: dict[str, np.ndarray]
+    history: History
     stage1_end: float
     half_fitted_at: float
     status: str
@@ -130,8 +128,6 @@ def _event_time(at: float | None, unit: float) -> float:
 @lru_cache(maxsize=512)
 def drawn_run(config: RunConfig) -> DrawnRun:
     """The flow run of ``config`` on one draw (cached)."""
-    from verify.sim.engines import draw_data
-
     prediction = stage1_predictions(config.model, config.training)
     data = draw_data(config)
     stage1_end = clean_stage1_end(prediction)
@@ -144,22 +140,13 @@ def drawn_run(config: RunConfig) -> DrawnRun:
         config=config,
         prediction=prediction,
         times=np.asarray(result.steps) * unit,
-        history=_columns(result),
+        history=result.history,
         stage1_end=stage1_end,
         half_fitted_at=_event_time(half.at, unit),
         status=result.status.value,
         message=result.message,
         final=dict(result.final),
     )
-
-
-def _columns(result: RunResult) -> dict[str, np.ndarray]:
-    if not result.history:
-        return {}
-    return {
-        key: np.array([row[key] for row in result.history], dtype=float)
-        for key in result.history[0]
-    }
 
 
 __all__ = [

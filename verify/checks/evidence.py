@@ -19,6 +19,7 @@ import numpy as np
 
 from theory.foundation.data_model import GROUP_NAMES
 from verify.sim.config import RunConfig, preset
+from verify.sim.history import History
 
 
 def noisy_margin_event(data: Any) -> Any:
@@ -41,7 +42,7 @@ def run_record(result: Any, noisy_fitted_at: float | None) -> dict[str, Any]:
         "status": result.status.value,
         "message": result.message,
         "steps": result.steps,
-        "history": result.history,
+        "history": result.history.rows(),
         "logits": np.stack(result.train_logits),
         "noisy": data.noisy,
         "groups": data.groups,
@@ -109,7 +110,7 @@ class Run:
     """One finished evidence run, as arrays."""
 
     steps: np.ndarray
-    history: dict[str, np.ndarray]
+    history: History
     logits: np.ndarray  # (log points, n, T)
     noisy: np.ndarray
     groups: np.ndarray
@@ -120,13 +121,9 @@ class Run:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Run:
-        history = {
-            key: np.array([row[key] for row in record["history"]], dtype=float)
-            for key in record["history"][0]
-        }
         return cls(
             steps=np.asarray(record["steps"], dtype=float),
-            history=history,
+            history=History.from_rows(record["history"]),
             logits=np.asarray(record["logits"], dtype=float),
             noisy=np.asarray(record["noisy"], dtype=bool),
             groups=np.asarray(record["groups"], dtype=int),
@@ -139,10 +136,12 @@ class Run:
     def untrained(self, population: Mapping[str, float]) -> Run:
         """This run as if it never trained: every log point is its step-0 point (all logits
         0, uniform attention), the population columns those of the query q = 0."""
-        history = {
-            key: np.full_like(values, population.get(key, values[0]))
-            for key, values in self.history.items()
-        }
+        history = History.from_columns(
+            {
+                key: np.full_like(values, population.get(key, values[0]))
+                for key, values in self.history.items()
+            }
+        )
         logits = np.broadcast_to(self.logits[0], self.logits.shape).copy()
         return replace(self, history=history, logits=logits, noisy_fitted_at=None)
 
@@ -171,9 +170,32 @@ class Run:
         ].mean(axis=1)
 
 
+#: The kinds of run a check can need: ``gd`` (1000 GD steps), ``flow`` (gradient flow to a
+#: long horizon), ``event`` (a short flow watching "every noisy sample is fitted") and
+#: ``scan`` (a boundary scan over the signal at the benign preset's (d, n)).
+RUN_KINDS = ("gd", "flow", "event", "scan")
+
+
+@dataclass(frozen=True)
+class Need:
+    """Runs a check needs: ``seeds`` runs of ``kind`` (:data:`RUN_KINDS`); for a flow,
+    ``path`` when it reads the population metrics at every log point, not only the last."""
+
+    kind: str
+    seeds: int
+    path: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in RUN_KINDS:
+            raise ValueError(f"kind={self.kind!r} is invalid: allowed one of {RUN_KINDS}")
+        if self.seeds < 0:
+            raise ValueError(f"seeds={self.seeds!r} is invalid: allowed a count >= 0")
+
+
 @dataclass(frozen=True)
 class EvidencePlan:
-    """Which runs the checks need: presets, seeds per kind, the flow's horizon."""
+    """Which runs the checks need: presets, seeds per kind, the flow's horizon
+    (:meth:`from_needs` derives it from the checks' :class:`Need`)."""
 
     presets: tuple[str, ...] = ("harmful", "benign", "not-overfitting")
     gd_seeds: int = 32
@@ -188,6 +210,41 @@ class EvidencePlan:
     #: generalisation reads the test loss along the path); the others at the end only.
     path_presets: tuple[str, ...] = ("benign",)
     scan_mu: tuple[float, ...] = tuple(float(v) for v in np.geomspace(5.0, 640.0, 29))
+
+    @classmethod
+    def from_needs(
+        cls, presets: Sequence[str], needs: Sequence[tuple[str, Need]], **horizons: Any
+    ) -> EvidencePlan:
+        """The plan for ``presets`` that meets every (preset, need) of ``needs``: GD and
+        flow seeds are the largest count any check needs (every preset runs as many), event
+        seeds the largest per preset, scan seeds the largest over all; the presets whose
+        flows record the population metrics along the path are those a ``path`` need names.
+        ``horizons`` sets the remaining fields (flow horizon and points, group size, ...)."""
+
+        def most(kind: str, preset: str | None = None) -> int:
+            return max(
+                (n.seeds for p, n in needs if n.kind == kind and preset in (None, p)), default=0
+            )
+
+        events = tuple((p, most("event", p)) for p in presets if most("event", p))
+        path = tuple(p for p in presets if any(n.path for q, n in needs if q == p))
+        return cls(
+            presets=tuple(presets),
+            gd_seeds=most("gd"),
+            flow_seeds=most("flow"),
+            scan_seeds=most("scan"),
+            event_seeds=events,
+            path_presets=path,
+            **horizons,
+        )
+
+    def meets(self, preset: str, need: Need) -> bool:
+        """Whether the plan runs at least one seed of what ``need`` asks of ``preset``."""
+        if preset not in self.presets:
+            return False
+        if need.kind == "scan":
+            return self.scan_seeds > 0
+        return self.seeds(preset, need.kind) > 0 and (not need.path or preset in self.path_presets)
 
     def scan_configs(self, seed: int) -> list[RunConfig]:
         """The benign preset's (d, n) over :attr:`scan_mu`, 1000 GD steps, test size 0."""
@@ -350,6 +407,8 @@ def stack(runs: Sequence[Run], key: str, index: int = -1) -> np.ndarray:
 __all__ = [
     "Evidence",
     "EvidencePlan",
+    "Need",
+    "RUN_KINDS",
     "Run",
     "seed_group",
     "run_record",

@@ -11,7 +11,7 @@ failure it expects and a wrong prediction fed in must make it raise:
   excludes 0 its sign is the predicted side of the benign | not-overfitting boundary
   (positive: the noisy samples start to fit their flipped labels);
 * :func:`check_regime`: a run ends, by the mechanism
-  (:func:`verify.checks.regimes.classify_regime`), in the regime the prediction's
+  (:func:`verify.measures.regimes.classify_regime`), in the regime the prediction's
   mechanism gives (:func:`mechanism_regime`): the theory's claim as it stands;
 * :func:`check_regime_as_registered`: the same with the registered disagreements: a run
   predicted not to overfit ends benign (:data:`STAGE_TWO_SWITCH`: the stage-1 threshold
@@ -26,16 +26,16 @@ from collections.abc import Mapping
 
 from theory.foundation.data_model import DataModel
 from theory.stage1.predictions import Stage1Predictions
-from verify.checks.regimes import regimes_of
 from verify.checks.space import class_counts
+from verify.measures.regimes import regimes_of
 
 #: Standard deviations of a draw's mean allowed around the kept velocity (two-sided
 #: probability 6e-5 per draw for a normal mean), fixed before any run.
 VELOCITY_SDS = 4.0
 
-#: The registered disagreement for configurations predicted not to overfit (the
-#: catalogue's, measured on the paper's setting).
-STAGE_TWO_SWITCH = "regime is not-overfitting (1e12 steps) [not-overfitting]"
+#: The registered disagreement for configurations predicted not to overfit: the id of the
+#: catalogue's check on the paper's setting (:data:`verify.checks.catalogue.DISAGREEMENTS`).
+STAGE_TWO_SWITCH = "not-overfitting.regime-flow"
 
 #: The registered disagreement for classes of unequal size or flips.
 CLASS_SPLIT = "regime with unequal classes"

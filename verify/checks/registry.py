@@ -1,10 +1,11 @@
 r"""The vocabulary of a check: what it expects, what it measured, and the verdict.
 
 Every check is registered with its expectation before any run: it either **agrees** with
-the simulation, or it **disagrees**, with the reason (the mechanism and the numbers that
-show it). A measurement carries the prediction, the estimate with its confidence
-interval and the samples it rests on, and the tolerance fixed in code before the run:
-the prediction's stated model error plus the interval's half-width. The verdict compares
+the simulation, or it **disagrees**, with the reason: the mechanism in words, and the
+numbers that show it, computed from the evidence and the theory when the check runs. A
+measurement carries the prediction, the estimate with its confidence interval and the
+samples it rests on, and the tolerance fixed in code before the run: the prediction's
+stated model error plus the interval's half-width. The verdict compares
 the outcome with the expectation:
 
 ==================================  =======================================  ============
@@ -21,7 +22,7 @@ within tolerance                    disagree                                 une
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -39,15 +40,50 @@ class Verdict(StrEnum):
 
 
 @dataclass(frozen=True)
+class PaperResult:
+    """The paper results a check stands for (``results``, e.g. ``("Theorem 4.1", "Lemma
+    4.6")``) and free text qualifying them (``note``); shown as ``results (note)``."""
+
+    results: tuple[str, ...]
+    note: str = ""
+
+    def __str__(self) -> str:
+        head = ", ".join(self.results)
+        if not self.note:
+            return head
+        return f"{head} ({self.note})" if head else self.note
+
+
+#: A disagreement's numbers: a function of the evidence and the check's measurement.
+Numbers = Callable[[Any, "Measurement"], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
 class Expected:
-    """What a check is registered to find: agreement, or a disagreement and its reason."""
+    """What a check is registered to find: agreement, or a disagreement and its reason.
+
+    A disagreement's ``reason`` is its mechanism in words; ``numbers`` computes the numbers
+    that show it (from the evidence and the measurement, when the check runs) and
+    ``template`` says how they read (``str.format`` fields named as ``numbers``' keys)."""
 
     agree: bool = True
     reason: str = ""
+    numbers: Numbers | None = None
+    template: str = ""
 
     @classmethod
-    def disagreement(cls, reason: str) -> Expected:
-        return cls(agree=False, reason=reason)
+    def disagreement(
+        cls, reason: str, numbers: Numbers | None = None, template: str = ""
+    ) -> Expected:
+        return cls(agree=False, reason=reason, numbers=numbers, template=template)
+
+    def explain(self, evidence: Any, measurement: Measurement) -> tuple[str, dict[str, Any]]:
+        """The reason with its numbers filled in (``reason; in numbers: ...``), and the
+        numbers."""
+        if self.numbers is None:
+            return self.reason, {}
+        values = dict(self.numbers(evidence, measurement))
+        return f"{self.reason}; in numbers: {self.template.format(**values)}", values
 
 
 AGREE = Expected()
@@ -107,23 +143,29 @@ def compare(
 
 @dataclass(frozen=True)
 class Check:
-    """A registered check: its name, the paper result it stands for, its horizon, its
-    expectation, and how to measure it: ``measure(evidence, claim=None)``, where ``claim``
-    replaces the value the check compares with (to show that the check can fail)."""
+    """A registered check: its stable ``id``, its display name, the paper result it stands
+    for, its horizon, its expectation, and how to measure it: ``measure(evidence,
+    claim=None)``, where ``claim`` replaces the value the check compares with (to show that
+    the check can fail). ``holds_untrained`` says why the check holds for an untrained
+    model too (a conditional statement), or is empty."""
 
+    id: str
     name: str
-    paper: str
+    paper: PaperResult
     horizon: str
     expected: Expected
-    measure: Callable[[Any], Measurement]
-    needs: tuple[str, ...] = field(default=())
+    measure: Callable[..., Measurement]
+    holds_untrained: str = ""
 
     def run(self, evidence: Any, claim: float | None = None) -> CheckResult:
         measurement = self.measure(evidence, claim)
+        reason, numbers = self.expected.explain(evidence, measurement)
         return CheckResult(
             check=self,
             measurement=measurement,
             verdict=verdict_of(self.expected, measurement.within),
+            reason=reason,
+            numbers=numbers,
         )
 
 
@@ -143,6 +185,7 @@ def can_fail(check: Check, evidence: Any) -> dict[str, Any]:
     accepted = check.measure(evidence, right).within
     rejected = not check.measure(evidence, wrong).within
     return {
+        "id": check.id,
         "name": check.name,
         "right_claim": right,
         "accepted": accepted,
@@ -160,21 +203,28 @@ def verdict_of(expected: Expected, within: bool) -> Verdict:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """A check's measurement and verdict, with its reason as shown (a disagreement's
+    mechanism with the numbers of this run filled in) and those numbers."""
+
     check: Check
     measurement: Measurement
     verdict: Verdict
+    reason: str = ""
+    numbers: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.check.name
 
     def as_dict(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
+            "id": self.check.id,
             "name": self.check.name,
-            "paper": self.check.paper,
+            "paper": str(self.check.paper),
             "horizon": self.check.horizon,
             "expected": "agree" if self.check.expected.agree else "disagree",
-            "reason": self.check.expected.reason,
+            "reason": self.reason,
+            "numbers": self.numbers,
             "verdict": self.verdict.value,
         }
         out.update(asdict(self.measurement))
@@ -184,6 +234,7 @@ class CheckResult:
 
 __all__ = [
     "Verdict",
+    "PaperResult",
     "Expected",
     "AGREE",
     "Measurement",

@@ -39,7 +39,7 @@ def cells(result: CheckResult) -> tuple[str, ...]:
     measured = f"{number(m.measured)} [{number(low)}, {number(high)}]"
     return (
         result.name,
-        result.check.paper,
+        str(result.check.paper),
         number(m.predicted),
         measured,
         f"±{number(m.tolerance)}",
@@ -127,10 +127,35 @@ def mutation_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def markdown(results: Sequence[CheckResult], meta: dict[str, Any]) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
+def markdown_row(result: CheckResult) -> str:
+    """One check as a row of the Markdown table."""
+    m = result.measurement
+    row = (
+        *cells(result)[:2],
+        result.check.horizon,
+        number(m.predicted),
+        cells(result)[3],
+        m.samples,
+        number(m.model_error),
+        number(m.tolerance),
+        m.estimator,
+        f"**{result.verdict.value}**",
+    )
+    return "| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |"
 
+
+def markdown_note(result: CheckResult) -> str:
+    """A check's registered disagreement (with this run's numbers) and its detail, or
+    nothing."""
+    parts = (
+        result.reason and f"registered disagreement: {result.reason}",
+        result.measurement.detail,
+    )
+    text = "; ".join(filter(None, parts))
+    return text and f"- **{result.name}**: {text}"
+
+
+def markdown(results: Sequence[CheckResult], meta: dict[str, Any]) -> str:
     lines = [
         "# Verification report",
         "",
@@ -154,41 +179,15 @@ def markdown(results: Sequence[CheckResult], meta: dict[str, Any]) -> str:
             "| check | paper | horizon | predicted | measured [95% CI] | samples | "
             "model error | tolerance | estimator | verdict |",
             "|---|---|---|---|---|---|---|---|---|---|",
+            *(markdown_row(r) for r in members),
+            "",
+            *filter(None, (markdown_note(r) for r in members)),
+            "",
         ]
-        for r in members:
-            m = r.measurement
-            row = (
-                *cells(r)[:2],
-                r.check.horizon,
-                number(m.predicted),
-                cells(r)[3],
-                m.samples,
-                number(m.model_error),
-                number(m.tolerance),
-                m.estimator,
-                f"**{r.verdict.value}**",
-            )
-            lines.append("| " + " | ".join(cell(str(v)) for v in row) + " |")
-        notes = [
-            f"- **{r.name}**: "
-            + "; ".join(
-                filter(
-                    None,
-                    (
-                        r.check.expected.reason
-                        and f"registered disagreement: {r.check.expected.reason}",
-                        r.measurement.detail,
-                    ),
-                )
-            )
-            for r in members
-            if r.check.expected.reason or r.measurement.detail
-        ]
-        lines += ["", *notes, ""]
-    from verify.checks.catalogue import DROPPED
+    from verify.checks.catalogue import SPECS
 
     lines += ["## Checks left out", ""]
-    lines += [f"- **{name}**: {reason}" for name, reason in DROPPED.items()]
+    lines += [f"- **{spec.title}**: {spec.dropped}" for spec in SPECS if spec.dropped]
     lines += ["", summary_line(results), ""]
     return "\n".join(lines)
 

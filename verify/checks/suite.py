@@ -1,7 +1,8 @@
 """Run every registered check: plan the evidence, collect it in parallel, measure, judge.
 
-``quick`` checks the benign preset alone with fewer seeds (the selection checks still
-rest on at least 100 noisy samples); the full set checks the three presets.
+The plans are derived from the checks' needs (:func:`verify.checks.catalogue.plan_for`):
+``quick`` checks the benign preset alone with fewer seeds (the selection checks still rest
+on at least 100 noisy samples) and no boundary scans; the full set checks the three presets.
 """
 
 from __future__ import annotations
@@ -10,14 +11,18 @@ from collections.abc import Callable
 from typing import Any
 
 from theory.stage1.predictions import Stage1Predictions, stage1_predictions
-from verify.checks.catalogue import HOLDS_UNTRAINED, Claims, catalogue
+from verify.checks.catalogue import Claims, Selection, answerable, bind_checks, plan_for
 from verify.checks.evidence import Evidence, EvidencePlan, untrained
 from verify.checks.registry import Check, CheckResult, can_fail
 from verify.sim.config import PRESETS, preset
 
-#: Evidence plans: (presets, GD seeds, flow seeds). 25 GD seeds give 100 noisy samples.
-FULL = EvidencePlan(presets=tuple(PRESETS), gd_seeds=32, flow_seeds=12, scan_seeds=8)
-QUICK = EvidencePlan(presets=("benign",), gd_seeds=25, flow_seeds=6, scan_seeds=0)
+#: Which checks run: every preset's; or the benign preset's with 25 GD seeds (100 noisy
+#: samples), 6 flows and no boundary scans.
+FULL_SELECTION = Selection(tuple(PRESETS))
+QUICK_SELECTION = Selection(("benign",), caps={"gd": 25, "flow": 6, "scan": 0})
+#: The evidence plans they need.
+FULL = plan_for(FULL_SELECTION)
+QUICK = plan_for(QUICK_SELECTION)
 
 
 def predictions_for(plan: EvidencePlan) -> dict[str, Stage1Predictions]:
@@ -35,7 +40,7 @@ def collect(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Evidence:
     """The plan's runs, on ``executor`` (a process pool of two by default)."""
-    from verify.experiments.sweep import make_executor
+    from verify.runtime.executors import make_executor
 
     owned = executor is None
     executor = executor or make_executor(workers=2)
@@ -51,8 +56,8 @@ def collect(
 
 
 def checks_for(plan: EvidencePlan) -> list[Check]:
-    """The registered checks the plan's evidence can answer."""
-    return catalogue(plan.presets, Claims(predictions_for(plan)), scans=plan.scan_seeds > 0)
+    """The registered checks the plan's evidence can answer, bound to the predictions."""
+    return bind_checks(answerable(plan), Claims(predictions_for(plan)))
 
 
 def judge(
@@ -89,7 +94,7 @@ def mutations(checks: list[Check], evidence: Evidence) -> list[dict[str, Any]]:
     for check in checks:
         row = can_fail(check, evidence)
         row["untrained_rejected"] = not check.measure(blank, None).within
-        row["untrained_applies"] = check.name not in HOLDS_UNTRAINED
+        row["untrained_applies"] = not check.holds_untrained
         rows.append(row)
     return rows
 
@@ -108,5 +113,7 @@ __all__ = [
     "mutations_ok",
     "FULL",
     "QUICK",
+    "FULL_SELECTION",
+    "QUICK_SELECTION",
     "predictions_for",
 ]

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from verify.cli.common import HelpFormatter, add_executor_flags, add_output_flags
+from verify.cli.experiments import executor_settings
 
 REPORT_FILES = ("report.md", "report.json", "mutations.json")
 
@@ -22,8 +23,7 @@ def command_check(args: argparse.Namespace) -> int:
     prepare_output_dir(args.out, overwrite=args.overwrite, guarded=REPORT_FILES)
     from verify.checks.report import console_table, summary_line, write_report
     from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
-    from verify.cli.experiments import executor_settings
-    from verify.interrupts import exit_status, sigterm_as_interrupt
+    from verify.runtime.interrupts import exit_status, sigterm_as_interrupt
 
     executor = executor_settings(args)
     executor.check_reachable()

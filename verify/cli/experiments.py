@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from theory.foundation.validation import parameter_fields, require
 from verify.cli.common import (
     HelpFormatter,
     add_executor_flags,
@@ -22,10 +23,18 @@ from verify.cli.common import (
     reject_together,
     settings_from_args,
 )
+from verify.experiments.max_margin_settings import MaxMarginSettings
+from verify.experiments.settings import (
+    BoundarySettings,
+    LongtimeSettings,
+    PhaseDiagramSettings,
+    PrecisionSettings,
+    ReproduceSettings,
+)
 
 
 def executor_settings(args: argparse.Namespace) -> Any:
-    from verify.experiments.settings import ExecutorSettings
+    from verify.runtime.executors import ExecutorSettings
 
     return ExecutorSettings(
         workers=2 if args.workers is None else args.workers,
@@ -37,11 +46,12 @@ def executor_settings(args: argparse.Namespace) -> Any:
 def run_experiment_command(args: argparse.Namespace, experiment: Any) -> int:
     """Run an experiment with the executor the flags ask for; the finished runs survive an
     interruption or a dead worker."""
+    # a command loads what it runs when it runs (the parser needs none of it)
     from concurrent.futures.process import BrokenProcessPool
 
     from verify.experiments.driver import run_experiment
     from verify.experiments.sweep import SweepError
-    from verify.interrupts import exit_status, reason, sigterm_as_interrupt
+    from verify.runtime.interrupts import exit_status, reason, sigterm_as_interrupt
 
     executor = executor_settings(args)
     runs = Path(args.out) / "runs"
@@ -77,7 +87,6 @@ def _settings(args: argparse.Namespace, defaults: Any, quick: Callable[[], Any])
 
 def command_reproduce(args: argparse.Namespace) -> int:
     from verify.experiments.reproduce import reproduction
-    from verify.experiments.settings import ReproduceSettings
 
     if args.figures_only:
         return redraw_reproduce(args)
@@ -87,8 +96,6 @@ def command_reproduce(args: argparse.Namespace) -> int:
 
 def redraw_reproduce(args: argparse.Namespace) -> int:
     """``reproduce --figures-only``: the figures again from ``OUT/tables``."""
-    from theory.foundation.validation import parameter_fields, require
-    from verify.experiments.settings import ReproduceSettings
     from verify.plots.reproduce import draw_reproduce_figures
 
     names = [spec.name for spec in parameter_fields(ReproduceSettings)]
@@ -113,7 +120,6 @@ def redraw_reproduce(args: argparse.Namespace) -> int:
 
 def command_phase_diagram(args: argparse.Namespace) -> int:
     from verify.experiments.phase_diagram import phase_diagram
-    from verify.experiments.settings import PhaseDiagramSettings
 
     settings = _settings(args, PhaseDiagramSettings(), PhaseDiagramSettings.quick)
     return run_experiment_command(args, phase_diagram(settings))
@@ -121,7 +127,6 @@ def command_phase_diagram(args: argparse.Namespace) -> int:
 
 def command_boundaries(args: argparse.Namespace) -> int:
     from verify.experiments.boundaries import boundary_sweep
-    from verify.experiments.settings import BoundarySettings
 
     settings = _settings(args, BoundarySettings(), BoundarySettings.quick)
     return run_experiment_command(args, boundary_sweep(settings))
@@ -129,7 +134,6 @@ def command_boundaries(args: argparse.Namespace) -> int:
 
 def command_longtime(args: argparse.Namespace) -> int:
     from verify.experiments.longtime import long_time
-    from verify.experiments.settings import LongtimeSettings
 
     settings = _settings(args, LongtimeSettings(), LongtimeSettings.quick)
     return run_experiment_command(args, long_time(settings))
@@ -137,7 +141,6 @@ def command_longtime(args: argparse.Namespace) -> int:
 
 def command_max_margin(args: argparse.Namespace) -> int:
     from verify.experiments.max_margin import max_margin
-    from verify.experiments.max_margin_settings import MaxMarginSettings
 
     settings = _settings(args, MaxMarginSettings(), MaxMarginSettings.quick)
     return run_experiment_command(args, max_margin(settings))
@@ -145,7 +148,6 @@ def command_max_margin(args: argparse.Namespace) -> int:
 
 def command_precision(args: argparse.Namespace) -> int:
     from verify.experiments.precision import METHODS, precision_report
-    from verify.experiments.settings import PrecisionSettings
     from verify.output.files import prepare_output_dir
 
     settings = settings_from_args(args, PrecisionSettings())
@@ -176,14 +178,6 @@ def _add_experiment(
 
 
 def register(commands: Any) -> None:
-    from verify.experiments.settings import (
-        BoundarySettings,
-        LongtimeSettings,
-        PhaseDiagramSettings,
-        PrecisionSettings,
-        ReproduceSettings,
-    )
-
     reproduce = _add_experiment(
         commands,
         "reproduce",
@@ -230,8 +224,6 @@ def register(commands: Any) -> None:
         "steps: gap slopes, fitting and settling times, and a GD-vs-flow check.",
         "a tiny problem, for tests",
     )
-
-    from verify.experiments.max_margin_settings import MaxMarginSettings
 
     _add_experiment(
         commands,

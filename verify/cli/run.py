@@ -16,6 +16,7 @@ from verify.cli.common import (
     given,
 )
 from verify.sim.config import PRESETS, RunConfig, parameter_specs, preset
+from verify.sim.engines.registry import engines_where, spoken
 
 #: Fields that external data (``--data-from``) fixes.
 DATA_SHAPE = ("n", "T", "d", "test_size")
@@ -76,16 +77,15 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
     is checked here, before any training."""
     if not args.data_from:
         return config_from_args(args), None, None
-    from verify.sim.config import DFREE_ENGINES
     from verify.sim.data import dataset_from_arrays, npz_shape, read_npz
 
     engine = config_from_args(args).solver.engine
+    on_tokens = engines_where(tokens=True)
     require(
-        engine not in DFREE_ENGINES,
+        engine in on_tokens,
         "engine",
         engine,
-        "dense, reduced, mp, flow or mp-flow with --data-from (a d-free engine samples its "
-        "own data)",
+        f"{spoken(on_tokens)} with --data-from (a d-free engine samples its own data)",
     )
 
     for name in DATA_SHAPE:
@@ -104,8 +104,8 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any]:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from verify.interrupts import sigterm_as_interrupt
     from verify.output.files import prepare_output_dir
+    from verify.runtime.interrupts import sigterm_as_interrupt
     from verify.sim.resources import check_memory
     from verify.sim.run_files import RUN_FILES, RunWriter
     from verify.sim.simulate import RunStatus, simulate

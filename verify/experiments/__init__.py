@@ -1,1 +1,1 @@
-"""Executors, resumable sweeps, and the experiments built on them (one driver)."""
+"""Resumable sweeps, and the experiments built on them (one driver)."""

@@ -28,12 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verify.checks.regimes import regimes_of, selects_relevant, test_accuracy
 from verify.experiments.boundary_theory import (
     BENIGN_NOT,
     HARMFUL_BENIGN,
@@ -45,9 +43,14 @@ from verify.experiments.boundary_theory import (
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.fits import bootstrap_exponent, fit_power_law
 from verify.experiments.settings import BoundarySettings
-from verify.experiments.sweep import Executor, ResultStore, point_key, run_sweep
+from verify.experiments.sweep import run_sweep
 from verify.experiments.workers import final_state
-from verify.output.tables import markdown_table, number
+from verify.measures.regimes import regimes_of, selects_relevant, test_accuracy
+from verify.output.tables import markdown_table
+from verify.plots.beyond import figure_boundaries
+from verify.runtime.executors import Executor
+from verify.runtime.store import ResultStore, point_key
+from verify.sim.history import row_of
 
 #: Exponents the theory states: (boundary, variable) -> exponent.
 THEORY_EXPONENTS = {
@@ -86,7 +89,7 @@ class Bracket:
 def upper_side(kind: str, result: dict[str, Any], settings: BoundarySettings) -> bool:
     """Whether a run lies on the large-||mu|| side of boundary ``kind`` (harmful|benign by
     ``settings.rule``; population metrics where the run has them)."""
-    row = {key: number(value) for key, value in result.items()}
+    row = row_of(result)
     if kind == BENIGN_NOT:
         return row.get("noisy_fitted", math.nan) < settings.fitted_level
     if settings.rule == "selection":
@@ -178,7 +181,7 @@ def point_row(
 ) -> dict[str, Any]:
     """One evaluated run as a table row: its final metrics and both regime labels."""
     d, n, mu, seed = request
-    row = {key: number(value) for key, value in result.items() if key not in ("status", "message")}
+    row = row_of(result)
     regimes = regimes_of(row, settings.thresholds)
     return {
         "d": d,
@@ -466,18 +469,13 @@ def boundary_sweep(settings: BoundarySettings | None = None) -> Experiment:
             record={"runs": len(rows), "exponents": exponents, "summary": summary},
         )
 
-    def draw(tables: Path, figures: Path) -> list[Path]:
-        from verify.plots.beyond import figure_boundaries
-
-        return figure_boundaries(tables, figures)
-
     largest = settings.config(
         max(settings.d_values + (settings.d_fixed,)),
         max(settings.n_values + (settings.n_fixed,)),
         20.0,
         0,
     )
-    return Experiment("boundaries", settings, compute, draw, largest)
+    return Experiment("boundaries", settings, compute, figure_boundaries, largest)
 
 
 __all__ = [

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from theory.foundation.validation import InvalidParameter, Validated
-from verify.experiments.settings import ExecutorSettings
-from verify.experiments.sweep import Executor, ResultStore, make_executor
 from verify.output.files import atomic_write_json, atomic_write_text, prepare_output_dir
 from verify.output.provenance import provenance
 from verify.output.tables import write_table
+from verify.runtime.executors import Executor, ExecutorSettings, make_executor
+from verify.runtime.store import ResultStore
 from verify.sim.config import RunConfig
 from verify.sim.resources import available_memory, check_memory
 

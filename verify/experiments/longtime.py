@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,10 +32,14 @@ from theory.quadrature import LOG_SLOPE_PER_DECADE
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.fits import first_step_always, settle_step, slope_per_decade
 from verify.experiments.settings import DEFAULT_SCAN, LongtimeSettings
-from verify.experiments.sweep import Executor, ResultStore, run_sweep
+from verify.experiments.sweep import run_sweep
 from verify.experiments.workers import long_trajectory
-from verify.output.tables import markdown_table, number
+from verify.output.tables import markdown_table
+from verify.plots.beyond import figure_longtime
+from verify.runtime.executors import Executor
+from verify.runtime.store import ResultStore
 from verify.sim.config import RunConfig
+from verify.sim.history import History
 
 GAP_COLUMNS = ("clean_gap_min", "clean_gap_mean", "noisy_gap_min", "noisy_gap_mean")
 LOG_SLOPE_THEORY = LOG_SLOPE_PER_DECADE
@@ -44,26 +47,21 @@ LOG_SLOPE_THEORY = LOG_SLOPE_PER_DECADE
 
 def run_metrics(result: Mapping[str, Any], settings: LongtimeSettings) -> dict[str, Any]:
     """Slopes, fitting and settling times, and delay measures of one long run."""
-    history = result["history"]
-    steps = np.array([number(row["step"]) for row in history])
-
-    def column(name: str) -> np.ndarray:
-        return np.array([number(row[name]) for row in history])
-
-    test_accuracy, test_loss = column("test_accuracy"), column("test_loss")
+    history = History.from_rows(result["history"])
+    steps, test_accuracy, test_loss = history.step, history.test_accuracy, history.test_loss
     noisy = np.array(result["noisy"], dtype=bool)
     margins = np.array(result["margins"], dtype=float)
     sample_fit = [first_step_always(steps, margins[i] > 0) for i in np.flatnonzero(noisy)]
-    fit_step = first_step_always(steps, column("noisy_fitted") >= 1.0) if noisy.any() else 0.0
+    fit_step = first_step_always(steps, history.noisy_fitted >= 1.0) if noisy.any() else 0.0
     at_fit = test_accuracy[steps == fit_step][0] if np.isfinite(fit_step) else math.nan
     after = steps >= (fit_step if np.isfinite(fit_step) else steps[-1])
     at_1000 = np.interp(1000.0, steps, test_accuracy)
     out: dict[str, Any] = {
         "final_step": steps[-1],
-        "final_train_accuracy": column("train_accuracy")[-1],
+        "final_train_accuracy": history.train_accuracy[-1],
         "final_test_accuracy": test_accuracy[-1],
         "final_test_loss": test_loss[-1],
-        "final_noisy_fitted": column("noisy_fitted")[-1],
+        "final_noisy_fitted": history.noisy_fitted[-1],
         "initial_test_accuracy": test_accuracy[0],
         "test_accuracy_at_1000": at_1000,
         "test_accuracy_min": float(np.min(test_accuracy)),
@@ -87,10 +85,10 @@ def run_metrics(result: Mapping[str, Any], settings: LongtimeSettings) -> dict[s
     out["loss_settle_over_fit"] = out["test_loss_settle_step"] / fit_reference
     out["accuracy_settle_over_fit"] = out["test_accuracy_settle_step"] / fit_reference
     for name in GAP_COLUMNS:
-        slope, stderr, points = slope_per_decade(steps, column(name), settings.slope_from)
+        slope, stderr, points = slope_per_decade(steps, history[name], settings.slope_from)
         out[f"{name}_slope_per_decade"] = slope
         out[f"{name}_slope_stderr"] = stderr
-        out[f"{name}_final"] = column(name)[-1]
+        out[f"{name}_final"] = history[name][-1]
     out["slope_points"] = points
     return out
 
@@ -103,8 +101,8 @@ def history_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "category": record["point"]["category"],
             "seed": record["seed"],
         }
-        for row in record["result"]["history"]:
-            step = number(row["step"])
+        raw = record["result"]["history"]
+        for row, step in zip(raw, History.from_rows(raw).step, strict=True):
             rows.append({**base, **row, "log10_step": math.log10(step) if step > 0 else math.nan})
     return rows
 
@@ -145,11 +143,11 @@ def summary_markdown(rows: Sequence[Mapping[str, Any]], settings: LongtimeSettin
         group = [row for row in rows if row["label"] == label]
 
         def med(key: str, group: list = group) -> float:
-            values = np.array([number(row[key]) for row in group])
+            values = np.array([row[key] for row in group], dtype=float)
             return float(np.median(values)) if np.isfinite(values).all() else math.nan
 
         def mean(key: str, group: list = group) -> str:
-            values = np.array([number(row[key]) for row in group])
+            values = np.array([row[key] for row in group], dtype=float)
             return f"{np.nanmean(values):.3f}"
 
         body.append(
@@ -207,14 +205,9 @@ def gd_check(
     report = run_sweep(
         points, long_trajectory, store, executor, progress=progress, desc="GD vs flow"
     )
-    gd, flow = (r["result"]["history"][-1] for r in report.records)
+    gd, flow = (History.from_rows(r["result"]["history"]).final for r in report.records)
     return [
-        {
-            "quantity": key,
-            "gd": number(gd[key]),
-            "flow": number(flow[key]),
-            "difference": number(flow[key]) - number(gd[key]),
-        }
+        {"quantity": key, "gd": gd[key], "flow": flow[key], "difference": flow[key] - gd[key]}
         for key in ("test_accuracy", "test_loss", "train_loss", "noisy_fitted", *GAP_COLUMNS)
     ]
 
@@ -244,16 +237,11 @@ def long_time(settings: LongtimeSettings | None = None) -> Experiment:
             record={"runs": len(report.records), "gd_check": check},
         )
 
-    def draw(tables: Path, figures: Path) -> list[Path]:
-        from verify.plots.beyond import figure_longtime
-
-        return figure_longtime(tables, figures)
-
     largest = max(
         (settings.config(overrides, 0) for _, _, overrides in settings.scan),
         key=lambda config: config.model.d * config.model.n * config.model.T,
     )
-    return Experiment("longtime", settings, compute, draw, largest)
+    return Experiment("longtime", settings, compute, figure_longtime, largest)
 
 
 __all__ = [

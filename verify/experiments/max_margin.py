@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,10 +57,13 @@ from verify.experiments.max_margin_tables import (
     run_rows,
     summary_markdown,
 )
-from verify.experiments.sweep import Executor, ResultStore, run_sweep
+from verify.experiments.sweep import run_sweep
 from verify.experiments.workers import config_of
+from verify.plots.max_margin import figure_max_margin
+from verify.runtime.executors import Executor
+from verify.runtime.store import ResultStore
+from verify.runtime.threads import single_blas_thread
 from verify.sim.data import GROUP_NAMES, Dataset, generate
-from verify.sim.engines.base import single_blas_thread
 from verify.sim.engines.flow import FlowEngine
 from verify.sim.statistics import Statistics
 
@@ -211,7 +213,7 @@ def rate_fits(
     :math:`\|q\|` against :math:`\log t`. The window starts at ``10**fit_from_log10`` steps,
     or later where the selection settles later (before that, the run is compared with the
     SVM of tokens it does not yet select)."""
-    from scipy import stats
+    from scipy import stats  # scipy.stats is slow to import: only when the rates are fitted
 
     start = max(settings.fit_from_log10, math.log10(stable_from)) - 1e-9
     window = [row for row in rows if row["log10_step"] >= start]
@@ -356,16 +358,11 @@ def max_margin(settings: MaxMarginSettings | None = None) -> Experiment:
             record={"runs": len(runs), "presets": presets},
         )
 
-    def draw(tables: Path, figures: Path) -> list[Path]:
-        from verify.plots.max_margin import figure_max_margin
-
-        return figure_max_margin(tables, figures)
-
     largest = max(
         (settings.config(name, 0) for name in settings.presets),
         key=lambda config: config.model.d,
     )
-    return Experiment("max_margin", settings, compute, draw, largest)
+    return Experiment("max_margin", settings, compute, figure_max_margin, largest)
 
 
 __all__ = [

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from verify.experiments.max_margin_settings import MaxMarginSettings
+from verify.measures.intervals import mean_interval
 from verify.output.tables import markdown_table
 
 
@@ -39,19 +40,10 @@ def run_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean, standard deviation and the half-width of the t-interval of the mean."""
-    from scipy import stats
-
+def finite(values: Sequence[float]) -> np.ndarray:
+    """The finite ones of ``values`` (a run's undefined quantity is left out of the means)."""
     array = np.asarray(values, dtype=float)
-    array = array[np.isfinite(array)]
-    if array.size == 0:
-        return math.nan, math.nan, math.nan
-    if array.size == 1:
-        return float(array[0]), math.nan, math.nan
-    sd = float(np.std(array, ddof=1))
-    half = float(stats.t.ppf((1 + confidence) / 2, array.size - 1)) * sd / math.sqrt(array.size)
-    return float(np.mean(array)), sd, half
+    return array[np.isfinite(array)]
 
 
 #: History columns averaged over seeds at each milestone.
@@ -88,9 +80,10 @@ def milestone_rows(
             ]
             row: dict[str, Any] = {"preset": name, "log10_step": milestone, "seeds": len(at)}
             for key in MILESTONE_COLUMNS:
-                row[key], row[f"{key}_sd"], _ = mean_interval([r[key] for r in at])
+                estimate = mean_interval(finite([r[key] for r in at]))
+                row[key], row[f"{key}_sd"] = estimate.mean, estimate.sd
             predicted = [constant[(r["preset"], r["seed"])] / (2 * r["q_norm"]) for r in at]
-            row["predicted_one_minus_cos"] = mean_interval(predicted)[0]
+            row["predicted_one_minus_cos"] = mean_interval(finite(predicted)).mean
             rows.append(row)
     return rows
 
@@ -131,7 +124,12 @@ def preset_rows(
         row["selection_stable_all"] = all(run["selection_stable"] for run in group)
         for key in RATE_COLUMNS:
             values = [float(run[key]) for run in group]
-            row[key], row[f"{key}_sd"], row[f"{key}_ci95"] = mean_interval(values)
+            estimate = mean_interval(finite(values))
+            row[key], row[f"{key}_sd"], row[f"{key}_ci95"] = (
+                estimate.mean,
+                estimate.sd,
+                estimate.half_width,
+            )
         rows.append(row)
     return rows
 
@@ -209,7 +207,7 @@ def summary_markdown(
 __all__ = [
     "history_rows",
     "run_rows",
-    "mean_interval",
+    "finite",
     "milestone_rows",
     "preset_rows",
     "summary_markdown",

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from verify.checks.regimes import RegimeThresholds, regimes_of
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.settings import PhaseDiagramSettings
-from verify.experiments.sweep import Executor, ResultStore, run_sweep
-from verify.output.tables import number
+from verify.experiments.sweep import run_sweep
+from verify.measures.regimes import RegimeThresholds, regimes_of
+from verify.plots.reproduce import figure_phase_diagram
+from verify.runtime.executors import Executor
+from verify.runtime.store import ResultStore
+from verify.sim.batch import simulate_group
+from verify.sim.config import RunConfig
+from verify.sim.history import row_of
 
 #: Final-state quantities of a phase-diagram cell.
 CELL_QUANTITIES = (
@@ -54,9 +58,6 @@ def column_points(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
 
 def phase_column(point: Mapping[str, Any]) -> dict[str, Any]:
     """Worker: train a column's runs together; their final rows."""
-    from verify.sim.batch import simulate_group
-    from verify.sim.config import RunConfig
-
     first = RunConfig.from_dict(point["config"])
     configs = [first.replace(mu_norm=mu) for mu in point["mu_values"]]
     results = simulate_group(configs)
@@ -82,14 +83,15 @@ def cell_rows(
     for record in records:
         d, seed = record["point"]["d"], record["point"]["seed"]
         for cell in record["result"]["cells"]:
+            final = row_of(cell)
             row: dict[str, Any] = {
                 "d": d,
                 "mu_norm": cell["mu_norm"],
                 "seed": seed,
                 "n": n,
-                "steps": number(cell.get("step")),
+                "steps": final.get("step", math.nan),
             }
-            row.update({key: number(cell.get(key)) for key in CELL_QUANTITIES})
+            row.update({key: final.get(key, math.nan) for key in CELL_QUANTITIES})
             row["snr"] = cell["mu_norm"] / math.sqrt(d)
             row.update(regimes_of(row, RegimeThresholds(test_accuracy=settings.test_threshold)))
             row["status"] = cell.get("status", "")
@@ -149,14 +151,14 @@ def phase_diagram(settings: PhaseDiagramSettings | None = None) -> Experiment:
     def compute(store: ResultStore, executor: Executor, progress: bool) -> ExperimentOutput:
         return compute_phase_diagram(settings, store, executor, progress)
 
-    def draw(tables: Path, figures: Path) -> list[Path]:
-        from verify.plots.reproduce import figure_phase_diagram
-
-        return figure_phase_diagram(tables, figures)
-
     largest = settings.config(max(settings.d_values), 20.0, 0)
     return Experiment(
-        "phase_diagram", settings, compute, draw, largest, runs_together=len(settings.mu_values)
+        "phase_diagram",
+        settings,
+        compute,
+        figure_phase_diagram,
+        largest,
+        runs_together=len(settings.mu_values),
     )
 
 

@@ -16,7 +16,6 @@ Pipeline (each stage reads only what the previous one wrote):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,10 +23,14 @@ import numpy as np
 from verify.experiments.driver import Experiment, ExperimentOutput
 from verify.experiments.phase_diagram import compute_phase_diagram
 from verify.experiments.settings import ReproduceSettings
-from verify.experiments.sweep import Executor, ResultStore, run_sweep
+from verify.experiments.sweep import run_sweep
 from verify.experiments.workers import trajectory
-from verify.output.tables import markdown_table, number
+from verify.output.tables import markdown_table
+from verify.plots.reproduce import draw_reproduce_figures
+from verify.runtime.executors import Executor
+from verify.runtime.store import ResultStore
 from verify.sim.config import PAPER_ACCURACY
+from verify.sim.history import row_of
 from verify.sim.resources import estimated_bytes
 
 #: Quantities of the preset table, and the paper's value where it reports one.
@@ -114,12 +117,12 @@ def accuracy_rows(
     """Per preset and quantity: the paper's number and mean, sd (ddof 1), min, max over seeds."""
     rows = []
     for name, d, mu in settings.presets:
-        finals = [r["result"]["summary"] for r in records if r["point"]["regime"] == name]
+        finals = [row_of(r["result"]["summary"]) for r in records if r["point"]["regime"] == name]
         paper = dict(
             zip(("train_accuracy", "test_accuracy"), PAPER_ACCURACY.get(name, ()), strict=False)
         )
         for quantity in PRESET_QUANTITIES:
-            values = np.array([number(f.get(quantity)) for f in finals])
+            values = np.array([f.get(quantity, np.nan) for f in finals])
             rows.append(
                 {
                     "regime": name,
@@ -200,17 +203,14 @@ def reproduction(settings: ReproduceSettings | None = None) -> Experiment:
         output.record["sweeps"] = {"presets_seconds": presets.wall_seconds, **phase.record}
         return output
 
-    def draw(tables: Path, figures: Path) -> list[Path]:
-        from verify.plots.reproduce import draw_reproduce_figures
-
-        return draw_reproduce_figures(tables, figures)
-
     column = (settings.phase_diagram.config(max(settings.phase_d), 20.0, 0), len(settings.phase_mu))
     presets = [(settings.preset_config(name, d, mu, 0), 1) for name, d, mu in settings.presets]
     largest, together = max(
         [column, *presets], key=lambda pair: estimated_bytes(pair[0], runs=pair[1])
     )
-    return Experiment("reproduce", settings, compute, draw, largest, runs_together=together)
+    return Experiment(
+        "reproduce", settings, compute, draw_reproduce_figures, largest, runs_together=together
+    )
 
 
 __all__ = [

@@ -9,79 +9,21 @@ numerical library.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 from theory.foundation.validation import (
-    Boolean,
     Integer,
-    InvalidParameter,
-    Optional,
     Options,
     Real,
-    Text,
     Validated,
     parameter,
     require,
 )
 from theory.foundation.validation import Sequence as SequenceOf
-from verify.checks.regimes import RegimeThresholds
-from verify.sim.config import DFREE_ENGINES, FLOW_ENGINES, PRESETS, RunConfig, preset
-
-
-@dataclass(frozen=True)
-class ExecutorSettings(Validated):
-    """Where the runs of an experiment execute."""
-
-    workers: int = parameter(2, Integer(0, 256), "worker processes (0 runs in this process)")
-    scheduler: str | None = parameter(
-        None, Optional(Text()), "a Dask scheduler address tcp://HOST:PORT"
-    )
-    dask_local: bool = parameter(
-        False, Boolean(), "start a Dask LocalCluster on loopback with `workers` processes"
-    )
-
-    def check_relations(self) -> None:
-        if self.scheduler is not None and self.dask_local:
-            raise InvalidParameter("dask_local", True, "False together with scheduler")
-
-    def check_reachable(self, timeout: float = 3.0) -> None:
-        """Before any work: Dask importable, and a scheduler address that answers."""
-        if self.scheduler is None and not self.dask_local:
-            return
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise InvalidParameter(
-                "scheduler" if self.scheduler else "dask_local",
-                self.scheduler or True,
-                "Dask execution only with the dask extra installed (pip install '.[dask]')",
-            ) from None
-        if self.scheduler is None:
-            return
-        address = urlparse(self.scheduler)
-        if address.scheme != "tcp" or not address.hostname or not address.port:
-            raise InvalidParameter("scheduler", self.scheduler, "an address tcp://HOST:PORT")
-        try:
-            with socket.create_connection((address.hostname, address.port), timeout=timeout):
-                pass
-        except OSError as error:
-            raise InvalidParameter(
-                "scheduler",
-                self.scheduler,
-                f"the address of a running Dask scheduler (no answer "
-                f"within {timeout:g} s: {error.strerror or error})",
-            ) from None
-
-    def make(self) -> Any:
-        from verify.experiments.sweep import make_executor
-
-        return make_executor(
-            workers=self.workers, scheduler_address=self.scheduler, dask_local=self.dask_local
-        )
-
+from verify.measures.regimes import RegimeThresholds
+from verify.sim.config import PRESETS, RunConfig, preset
+from verify.sim.engines.registry import REGISTRY, engine_help, engine_traits
 
 #: The presets as (name, d, ||mu||).
 PAPER_PRESETS = tuple((name, values["d"], values["mu_norm"]) for name, values in PRESETS.items())
@@ -203,8 +145,26 @@ class ReproduceSettings(Validated):
 
 
 BRACKET = SequenceOf(Real(0.0, 1e6), min_length=2)
+
+
+def sweep_engines() -> tuple[str, ...]:
+    """The engines a boundary sweep can use: those in float64 (an mpmath run is too slow to
+    repeat over seeds and bisection rounds) whose step costs the same at every d (the
+    sweep's d reaches 8000 and beyond: a d x d step is out)."""
+    config = preset("benign")
+    wider = config.replace(d=2 * config.model.d)
+    return tuple(
+        traits.name
+        for traits in REGISTRY
+        if traits.precision == "float64" and traits.cost(config).step == traits.cost(wider).step
+    )
+
+
 #: Engines of the boundary sweep, and its rules for harmful|benign.
-BOUNDARY_ENGINES = ("reduced", "flow", "dfree", "dfree-flow")
+BOUNDARY_ENGINES = sweep_engines()
+FLOW_SWEEP_ENGINES = tuple(
+    name for name in BOUNDARY_ENGINES if engine_traits(name).integrates == "flow"
+)
 BOUNDARY_RULES = ("selection", "accuracy")
 #: Most GD steps per run of a stepping engine (reduced, dfree).
 MAX_GD_STEPS = 10**7
@@ -233,8 +193,7 @@ class BoundarySettings(Validated):
     engine: str = parameter(
         "reduced",
         Options(BOUNDARY_ENGINES),
-        "reduced GD or gradient flow on tokens; dfree, dfree-flow: the same on statistics "
-        "sampled in law (cost independent of d, Gaussian init)",
+        engine_help(BOUNDARY_ENGINES),
     )
     test_size: int = parameter(
         1000, Integer(1), "clean test sequences per run (none with the d-free engines)"
@@ -279,11 +238,11 @@ class BoundarySettings(Validated):
 
     def check_relations(self) -> None:
         require(
-            self.engine in FLOW_ENGINES or self.steps <= MAX_GD_STEPS,
+            engine_traits(self.engine).integrates == "flow" or self.steps <= MAX_GD_STEPS,
             "steps",
             self.steps,
             f"at most {MAX_GD_STEPS:.0e} with engine {self.engine} (the flow engines "
-            "flow and dfree-flow reach longer horizons)",
+            f"{' and '.join(FLOW_SWEEP_ENGINES)} reach longer horizons)",
         )
         for name in ("harmful_bracket", "overfit_bracket"):
             low, high = getattr(self, name)[:2]
@@ -318,7 +277,7 @@ class BoundarySettings(Validated):
     @property
     def dfree(self) -> bool:
         """Whether the runs sample their statistics in law (no tokens, Gaussian init)."""
-        return self.engine in DFREE_ENGINES
+        return engine_traits(self.engine).exact == "in law"
 
     def config(self, d: int, n: int, mu_norm: float, seed: int) -> RunConfig:
         """A run at (d, n, ||mu||, seed): the benign preset's other parameters, population
@@ -495,7 +454,6 @@ class PrecisionSettings(Validated):
 
 
 __all__ = [
-    "ExecutorSettings",
     "PhaseDiagramSettings",
     "ReproduceSettings",
     "BoundarySettings",

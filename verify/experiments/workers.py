@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from verify.sim.config import DFREE_ENGINES, RunConfig
+from verify.sim.config import RunConfig
 from verify.sim.data import GROUP_NAMES, RELEVANT, generate
+from verify.sim.engines.registry import engine_traits
 from verify.sim.simulate import RunResult, simulate
 
 
@@ -27,7 +28,8 @@ def final_state(point: Mapping[str, Any]) -> dict[str, Any]:
     (d, n, T, seed) in a worker and reused across ||mu|| (the same numbers as a fresh draw);
     the d-free engines sample their statistics in law from the seed."""
     config = config_of(point)
-    data = None if config.solver.engine in DFREE_ENGINES else generate(config, reuse_noise=True)
+    tokens = engine_traits(config.solver.engine).tokens
+    data = generate(config, reuse_noise=True) if tokens else None
     result = simulate(config, data=data)
     out = dict(result.final)
     out.update(status=result.status.value, message=result.message, run_seconds=result.wall_seconds)
@@ -79,7 +81,7 @@ def trajectory(point: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "summary": result.summary(),
         "steps": result.steps,
-        "history": result.history,
+        "history": result.history.rows(),
         "groups": [GROUP_NAMES[g] for g in data.groups],
         "noisy": noisy.astype(int).tolist(),
         "y_train": data.y_train.tolist(),
@@ -130,7 +132,7 @@ def long_trajectory(point: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "summary": result.summary(),
         "steps": result.steps,
-        "history": [{key: row.get(key) for key in LONG_KEYS} for row in result.history],
+        "history": result.history.select(LONG_KEYS).rows(),
         "noisy": result.data.noisy.astype(int).tolist(),
         "margins": per_sample_margins(result).tolist(),
         "selected_group_final": [GROUP_NAMES[groups[t]] for t in selected],

@@ -46,13 +46,15 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` in plain JSON types: mappings with string keys, lists, Python numbers
+    (NumPy scalars and arrays converted; non-finite floats as the strings "inf", "nan")."""
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating, float)):
@@ -65,7 +67,7 @@ def _jsonable(value: Any) -> Any:
 
 def atomic_write_json(path: Path, payload: Any) -> None:
     """JSON with non-finite floats spelled as strings ("inf", "nan")."""
-    atomic_write_text(path, json.dumps(_jsonable(payload), indent=2, sort_keys=False) + "\n")
+    atomic_write_text(path, json.dumps(jsonable(payload), indent=2, sort_keys=False) + "\n")
 
 
 def atomic_write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:

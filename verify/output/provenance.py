@@ -6,8 +6,12 @@ import functools
 import platform
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+import numpy
 
 PACKAGE = "benign-attention"
 
@@ -16,8 +20,6 @@ def package_version() -> str:
     """The version of the code that runs: the ``pyproject.toml`` of the source tree the
     package is imported from (an installed copy of another tree may carry another
     version), else the installed distribution's (``0+source`` when neither exists)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     source = source_version(Path(__file__).resolve().parents[2] / "pyproject.toml")
     if source is not None:
         return source
@@ -30,8 +32,6 @@ def package_version() -> str:
 def source_version(pyproject: Path) -> str | None:
     """This package's version in ``pyproject`` (None if the file is absent or names
     another project)."""
-    import tomllib
-
     if not pyproject.is_file():
         return None
     project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
@@ -66,8 +66,7 @@ def git_commit() -> dict[str, Any]:
 
 def provenance() -> dict[str, Any]:
     """Package version, git commit, Python and the numeric libraries' versions, command."""
-    import numpy
-    import scipy
+    import scipy  # slow to import: only when a record is made
 
     record = {
         "package": PACKAGE,

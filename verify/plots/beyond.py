@@ -12,7 +12,7 @@ import numpy as np
 
 from theory.quadrature import LOG_SLOPE_PER_DECADE
 from verify.output.tables import read_table, select
-from verify.plots.reproduce import _pyplot, save_figure
+from verify.plots.style import pyplot, save_figure
 
 BOUNDARY_COLOURS = {"harmful|benign": "tab:red", "benign|not-overfitting": "tab:blue"}
 
@@ -20,7 +20,7 @@ BOUNDARY_COLOURS = {"harmful|benign": "tab:red", "benign|not-overfitting": "tab:
 def figure_boundaries(tables: Path, figures: Path) -> list[Path]:
     """Boundary ||mu||* against d (left) and n (right), log-log: per-seed estimates (dots),
     geometric means, the fitted power law and the theory's slope through the data's centre."""
-    plt = _pyplot()
+    plt = pyplot()
     estimates = read_table(tables / "boundary_estimates")
     exponents = read_table(tables / "boundary_exponents")
     points = read_table(tables / "boundary_points")
@@ -114,7 +114,7 @@ def figure_longtime(tables: Path, figures: Path) -> list[Path]:
     log10(step) for the first scanned configuration (every seed), with ln(10)-per-decade
     reference lines and the noisy-fitting step. ``longtime_scan``: test accuracy and test
     loss against log10(step) for every configuration (seed mean)."""
-    plt = _pyplot()
+    plt = pyplot()
     history = read_table(tables / "longtime_history")
     summary = read_table(tables / "longtime_summary")
     labels = list(dict.fromkeys(str(v) for v in history["label"]))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from verify.output.tables import read_table, select
-from verify.plots.reproduce import _pyplot, save_figure
+from verify.plots.style import pyplot, save_figure
 
 #: (column, label, line style) of the cosine panels.
 COSINES = (
@@ -52,7 +52,7 @@ def _draw_preset(top, bottom, rows: dict[str, np.ndarray], runs: dict[str, np.nd
 def figure_max_margin(tables: Path, figures: Path) -> list[Path]:
     """Per preset (columns): the cosines (top) and 1 - cos with its prediction
     c_init / (2|q|) and its in-span part (bottom, log scale)."""
-    plt = _pyplot()
+    plt = pyplot()
     history = read_table(tables / "max_margin_history")
     runs = read_table(tables / "max_margin_runs")
     presets = list(dict.fromkeys(history["preset"].tolist()))

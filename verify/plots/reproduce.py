@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from verify.output.tables import read_table, select
+from verify.plots.style import pyplot, save_figure
 
 GROUP_COLOURS = {"R": "tab:green", "W+": "tab:blue", "W-": "tab:red", "I": "tab:gray"}
 SPLIT_COLOURS = {"train": "tab:blue", "test": "tab:orange"}
@@ -24,31 +25,6 @@ REGIME_TITLES = {
     "not-overfitting": "not overfitting",
 }
 FIGURE_NUMBERS = {"harmful": 3, "benign": 4, "not-overfitting": 5}
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def save_figure(figure, directory: Path, name: str) -> list[Path]:
-    """Save ``figure`` as PNG and PDF (temporary name, then rename) and close it."""
-    import os
-
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for suffix in (".png", ".pdf"):
-        path = directory / f"{name}{suffix}"
-        temporary = directory / f".{name}.tmp{suffix}"
-        figure.savefig(temporary, dpi=130)
-        os.replace(temporary, path)
-        written.append(path)
-    _pyplot().close(figure)
-    return written
 
 
 def _regimes(table: Mapping[str, np.ndarray]) -> list[str]:
@@ -72,7 +48,7 @@ def _preset_label(accuracy: Mapping[str, np.ndarray], regime: str) -> str:
 def figure_training(tables: Path, figures: Path, regime: str) -> list[Path]:
     """Figures 3-5: train/test loss and accuracy over steps (all seeds; the first seed
     bold), and the attention mass on each token group for one clean and one noisy sample."""
-    plt = _pyplot()
+    plt = pyplot()
     history = select(read_table(tables / "presets_history"), regime=regime)
     attention = select(read_table(tables / "presets_attention"), regime=regime)
     accuracy = read_table(tables / "preset_accuracy")
@@ -129,7 +105,7 @@ def figure_training(tables: Path, figures: Path, regime: str) -> list[Path]:
 def figure_saturation(tables: Path, figures: Path) -> list[Path]:
     """Figure 2: :math:`s_R(1-s_R)` of the relevant token per training sample over time
     (clean blue, noisy red; thick lines are the means), first seed."""
-    plt = _pyplot()
+    plt = pyplot()
     table = read_table(tables / "presets_saturation")
     accuracy = read_table(tables / "preset_accuracy")
     regimes = _regimes(table)
@@ -166,7 +142,7 @@ def figure_selection(tables: Path, figures: Path) -> list[Path]:
     r"""Figure 1: the selected token (largest attention) of each sequence projected on
     :math:`\mu_{+1}` and :math:`\mu_{-1}` (in units of :math:`\|\mu\|^2`), training data
     (noisy samples marked x) above, test data below, at the end of training."""
-    plt = _pyplot()
+    plt = pyplot()
     table = read_table(tables / "presets_selection")
     accuracy = read_table(tables / "preset_accuracy")
     regimes = _regimes(table)
@@ -260,7 +236,7 @@ def figure_phase_diagram(
 ) -> list[Path]:
     """Phase diagram (Figure 4, right): final train/test loss and accuracy, the fraction
     of noisy samples fitted and the classified regime over (d, ||mu||), seed-averaged."""
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.colors import ListedColormap
 
     rows = read_table(tables / "phase_diagram")
@@ -347,5 +323,4 @@ __all__ = [
     "figure_saturation",
     "figure_selection",
     "figure_phase_diagram",
-    "save_figure",
 ]

@@ -14,7 +14,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from verify.realworld.backbones import backbone_for
 from verify.realworld.config import GroupConfig
+from verify.realworld.datasets import load_dataset, split_pools
+from verify.realworld.features import cached_head_features, cached_last_layer_inputs
 from verify.realworld.readout import LastLayer, PreparedInputs
 
 
@@ -58,10 +61,6 @@ def context_for(config: GroupConfig, progress: bool = False) -> Context:
 
 
 def _load_context(config: GroupConfig, progress: bool) -> Context:
-    from verify.realworld.backbones import backbone_for
-    from verify.realworld.datasets import load_dataset, split_pools
-    from verify.realworld.features import cached_head_features, cached_last_layer_inputs
-
     layout = config.layout
     data = load_dataset(config.dataset)
     backbone = backbone_for(data, **dict(config.backbone_options))

@@ -21,8 +21,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import torch
+
 from verify.realworld.config import GroupConfig
+from verify.realworld.context import context_for
 from verify.realworld.epochs import evaluation_epochs
+from verify.realworld.heads import HEAD_FIELDS, adam_heads
+from verify.realworld.members import member_data
+from verify.realworld.protocol import _trainer, one_thread
+from verify.realworld.protocols import protocol
+from verify.realworld.results import label_of
 from verify.realworld.step_size import GRID, REFINEMENT
 
 UNITS = ("minibatch_passes", "fullbatch_passes", "evaluation_passes", "head_steps")
@@ -63,12 +71,6 @@ def _timed(function) -> float:
 
 def calibrate(config: GroupConfig) -> dict[str, float]:
     """Seconds per unit on ``config``'s data set (its context is loaded if needed)."""
-    from verify.realworld.context import context_for
-    from verify.realworld.heads import adam_heads
-    from verify.realworld.members import member_data
-    from verify.realworld.protocol import _trainer
-    from verify.realworld.protocols import protocol
-
     probe = GroupConfig(
         dataset=config.dataset,
         n=200,
@@ -108,19 +110,12 @@ def calibrate(config: GroupConfig) -> dict[str, float]:
 
 
 def _torch_threads() -> int:
-    import torch
-
     return torch.get_num_threads()
 
 
 def estimate(groups: list[GroupConfig]) -> dict[str, Any]:
     """Predicted seconds per group and in total, with the measured rates per data set (on one
     thread, as the runs). A head is fit once per process for all groups that share it."""
-    from verify.realworld.context import context_for
-    from verify.realworld.heads import HEAD_FIELDS
-    from verify.realworld.protocol import one_thread
-    from verify.realworld.results import label_of
-
     rates: dict[tuple, dict[str, float]] = {}
     rows, heads = [], set()
     for group in groups:

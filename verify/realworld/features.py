@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from verify.output.files import atomic_write_bytes
 from verify.realworld.assets import cache_directory
@@ -85,8 +86,6 @@ def cached_last_layer_inputs(
     if data.modality == "text":  # one tokenisation: every chunk padded to the pool's length
         inputs = backbone.last_layer_inputs(subset)
     else:
-        from tqdm.auto import tqdm
-
         chunks = []
         for start in tqdm(
             range(0, len(indices), CHUNK),

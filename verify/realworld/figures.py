@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from verify.output.tables import read_table, select
-from verify.plots.reproduce import _pyplot, save_figure
+from verify.plots.style import pyplot, save_figure
 
 SHOWN = ("authors", "fullbatch-adam", "gd")
 LINE = {"authors": "-", "fullbatch-adam": "--", "gd": ":"}
@@ -26,7 +26,7 @@ def figure_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Pa
     """Per data set, at label noise ``eta``, mean over seeds against the epoch: test accuracy,
     fraction of noisy labels fitted, mean maximum attention of the query row; one line per
     (protocol, n)."""
-    plt = _pyplot()
+    plt = pyplot()
     history = read_table(tables / "realworld_history")
     datasets = _datasets(history)
     eta = _nearest(history["eta"], eta)
@@ -62,7 +62,7 @@ def figure_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Pa
 def figure_protocol_changes(tables: Path, figures: Path) -> list[Path]:
     """Per data set: the paired test-accuracy change against eta = 0 (final epoch) for each
     protocol (rows) and (n, eta) (columns), with its verdict's initial."""
-    plt = _pyplot()
+    plt = pyplot()
     summary = read_table(tables / "realworld_summary")
     noisy = {k: v[summary["eta"] > 0] for k, v in summary.items()}
     datasets = _datasets(noisy)

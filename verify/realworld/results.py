@@ -22,7 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from verify.experiments.driver import ExperimentOutput
-from verify.experiments.sweep import ResultStore, canonical
+from verify.realworld.report import SUBSTITUTES, report_markdown
+from verify.realworld.settings import GridSettings
 from verify.realworld.table import (
     history_rows,
     protocol_table,
@@ -30,6 +31,7 @@ from verify.realworld.table import (
     summary_rows,
 )
 from verify.realworld.variants import FACTORS, GRID_VARIANTS, TARGET, variant
+from verify.runtime.store import ResultStore, canonical
 
 PROTOCOL_COLUMNS = GRID_VARIANTS
 
@@ -98,8 +100,6 @@ def not_run_rows(summary: list[dict[str, Any]], estimate: dict[str, Any] | None)
     """The cells of the whole grid (every grid protocol x data set x n x eta, 3 seeds) with
     fewer seeds run than asked, each with the predicted one-thread cost of its missing seeds
     (the group's predicted time over its etas and seeds) when a cost estimate exists."""
-    from verify.realworld.grid import GridSettings
-
     settings = GridSettings()
     seeds_run = {(e["protocol"], e["dataset"], e["n"], e["eta"]): e["seeds"] for e in summary}
     predicted = {
@@ -142,7 +142,6 @@ def results_output(store: ResultStore, call: dict[str, Any]) -> ExperimentOutput
     """Tables, the report and the record fields, from every group stored in ``store``
     (``call``: what this call asked for and did)."""
     from verify.realworld.protocol import library_versions
-    from verify.realworld.report import SUBSTITUTES, report_markdown
 
     records = [store.load(key) for key in sorted(store.keys())]
     labels = {r["key"]: label_of(r["config"]["protocol"]) for r in records}

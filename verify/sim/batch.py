@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from theory.foundation.validation import require
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import (
     Dataset,
@@ -27,7 +28,7 @@ from verify.sim.data import (
     noise_config,
     signal_part,
 )
-from verify.sim.engines.base import NonFiniteError, single_blas_thread
+from verify.sim.engines.base import NonFiniteError
 from verify.sim.engines.independent import IndependentGD
 from verify.sim.simulate import RunResult, RunStatus, check_row, logging_steps, record
 from verify.sim.statistics import ReducedSetup, Statistics

@@ -29,12 +29,8 @@ from theory.foundation.validation import (
     parameter_fields,
     require,
 )
+from verify.sim.engines.registry import engine_help, engine_names, engine_traits, engines_where
 
-ENGINES = ("dense", "reduced", "mp", "flow", "mp-flow", "dfree", "dfree-flow")
-#: Engines that sample the reduced statistics in law (Gaussian W0 and noise), any d.
-DFREE_ENGINES = ("dfree", "dfree-flow")
-#: Engines that integrate gradient flow instead of stepping GD.
-FLOW_ENGINES = ("flow", "mp-flow", "dfree-flow")
 #: Decimal digits the mp-flow tolerance must stay above the working precision's.
 MP_FLOW_GUARD_DIGITS = 10
 
@@ -46,16 +42,12 @@ MAX_LOG_POINTS = 100_000
 class Solver(Validated):
     """Which engine advances the training, and its numerical settings."""
 
-    engine: str = parameter(
-        "reduced",
-        Options(ENGINES),
-        "dense: literal d x d GD; reduced: the same GD in N = nT "
-        "coordinates; mp: reduced on mpmath numbers; flow: gradient flow; mp-flow: "
-        "gradient flow in mpmath (small problems); dfree, dfree-flow: reduced GD or flow on "
-        "statistics sampled in law, cost independent of d (Gaussian init only; no finite test "
-        "set)",
+    engine: str = parameter("reduced", Options(engine_names()), engine_help())
+    mp_dps: int = parameter(
+        50,
+        Integer(15, 10_000),
+        f"decimal digits of the {' and '.join(engines_where(precision='mpmath'))} engines",
     )
-    mp_dps: int = parameter(50, Integer(15, 10_000), "decimal digits of the mp and mp-flow engines")
     flow_rtol: float = parameter(1e-10, Real(0.0, 1.0), "relative tolerance of the flow solver")
     flow_atol: float = parameter(1e-12, Real(0.0, 1.0), "absolute tolerance of the flow solver")
     mp_flow_tol: float = parameter(
@@ -122,13 +114,10 @@ class RunConfig(Validated):
     )
 
     def check_relations(self) -> None:
-        if self.solver.engine in DFREE_ENGINES:
-            require(
-                self.training.init == "gaussian",
-                "init",
-                self.training.init,
-                f"gaussian with engine {self.solver.engine} (its law needs a rotation-"
-                "invariant W0; engines reduced and flow take the uniform init)",
+        refusal = engine_traits(self.solver.engine).cannot_run(self)
+        if refusal is not None:
+            raise InvalidParameter(
+                refusal.parameter, self.flat()[refusal.parameter], refusal.allowed
             )
         scale = self.training.init_scale
         if scale is not None:
@@ -257,9 +246,6 @@ __all__ = [
     "Training",
     "PRESETS",
     "PAPER_ACCURACY",
-    "ENGINES",
-    "DFREE_ENGINES",
-    "FLOW_ENGINES",
     "COMPONENTS",
     "FIELD_OWNER",
     "preset",

@@ -23,6 +23,7 @@ import numpy as np
 
 from theory.foundation.data_model import DataModel
 from theory.foundation.validation import require
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import (
     balanced_labels,
@@ -32,7 +33,6 @@ from verify.sim.data import (
     signal_part,
 )
 from verify.sim.dfree_law import sample_statistics
-from verify.sim.engines.base import single_blas_thread
 from verify.sim.statistics import Statistics
 
 

@@ -1,18 +1,12 @@
 r"""Memory a run needs, estimated before it starts, against what the machine has free.
 
-Each engine's largest arrays, in float64 (8 bytes):
+Also the table of engines (:func:`engine_table`): each engine's traits, and what a run of
+the benign preset would take on it.
 
-* every engine: the data, :math:`(n + m) T d` for :math:`n` training and :math:`m` test
-  sequences, and the per-log-point records, about :math:`L\,n T` (:math:`L` log points);
-* ``dense``: :math:`W` and :math:`W_0` (:math:`2d^2`) and the step's :math:`d \times d`
-  temporaries (:math:`2d^2`);
-* ``reduced`` and ``flow``: :math:`C` and :math:`B` (:math:`2dN`, :math:`N = nT`), a block of
-  :math:`W_0` (:math:`512\,d`), :math:`K`, Gram and :math:`M` (:math:`3N^2`); the flow
-  solver keeps about 16 copies of its :math:`N^2` state;
-* ``mp``: the reduced arrays, the whole :math:`W_0` (:math:`d^2`) and :math:`N^2` mpmath
-  numbers of about 100 bytes each, twice;
-* ``dfree`` and ``dfree-flow``: no d-dimensional array at all; the statistics, their
-  factors and the state, about :math:`12 N^2` (plus the flow solver's :math:`16 N^2`).
+Every run holds its data, :math:`(n + m) T d` float64 (8 bytes) for :math:`n` training
+and :math:`m` test sequences when its engine has tokens, and the per-log-point records,
+about :math:`L\,n T` (:math:`L` log points); its engine adds its own arrays, declared
+with the engine (:mod:`verify.sim.engines.registry`).
 
 Runs trained together on shared draws (:func:`verify.sim.batch.simulate_group`: one
 :math:`W_0` and noise, many :math:`\|\mu\|`) share the :math:`d`-sized set-up (plus the
@@ -29,10 +23,9 @@ from __future__ import annotations
 import os
 
 from theory.foundation.validation import InvalidParameter
-from verify.sim.config import DFREE_ENGINES, FLOW_ENGINES, RunConfig
-
-FLOAT = 8
-MP_NUMBER = 100
+from verify.sim.config import RunConfig, preset
+from verify.sim.engines.registry import REGISTRY, engine_traits, estimated_log_points
+from verify.sim.engines.traits import FLOAT, EngineTraits
 
 
 def available_memory() -> int:
@@ -52,24 +45,11 @@ def estimated_bytes(config: RunConfig, log_points: int | None = None, runs: int 
     shared draws (see the module docstring), in bytes."""
     m = config.model
     d, N, test = m.d, m.n_tokens, config.recording.test_size
-    points = (
-        log_points
-        if log_points is not None
-        else (min(config.training.steps, 100) + config.recording.log_geometric + 2)
-    )
-    data = FLOAT * ((m.n + test) * m.T * d + 2 * d)
+    points = log_points if log_points is not None else estimated_log_points(config)
+    traits = engine_traits(config.solver.engine)
+    data = FLOAT * ((m.n + test) * m.T * d + 2 * d) if traits.tokens else FLOAT * 4 * N
     records = FLOAT * points * (4 * N + 2 * config.recording.attention_test_samples * m.T)
-    engine = config.solver.engine
-    if engine in DFREE_ENGINES:
-        data, state = FLOAT * 4 * N, FLOAT * 12 * N * N
-    elif engine == "dense":
-        state = FLOAT * 4 * d * d
-    else:
-        state = FLOAT * (2 * d * N + 512 * d + 3 * N * N)
-        if engine == "mp":
-            state += FLOAT * d * d + 2 * MP_NUMBER * N * N
-    if engine in FLOW_ENGINES:
-        state += FLOAT * 16 * N * N
+    state = traits.state_bytes(config)
     if runs > 1:  # the set-up once (with the cached noise draw and a block's squares);
         # data, records and the N x N statistics and state per run
         shared = state + FLOAT * (d * N + 512 * d)
@@ -107,4 +87,70 @@ def check_memory(config: RunConfig, available: int | None = None, runs: int = 1)
     )
 
 
-__all__ = ["available_memory", "estimated_bytes", "check_memory"]
+def significant(value: float) -> str:
+    """Two significant digits, without an exponent (``0.52``, ``14``, ``250``)."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def duration(seconds: float) -> str:
+    """``"0.52 s"``, ``"14 s"``, ``"3.5 min"``, ``"2.1 h"``."""
+    if seconds >= 7200:
+        return f"{significant(seconds / 3600)} h"
+    if seconds >= 120:
+        return f"{significant(seconds / 60)} min"
+    return f"{significant(seconds)} s"
+
+
+def size(count: int) -> str:
+    """Bytes as ``"12 MiB"`` or ``"1.5 GiB"``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20)):
+        if count >= scale:
+            return f"{significant(count / scale)} {unit}"
+    return f"{significant(count / 2**10)} KiB"
+
+
+def engine_row(traits: EngineTraits, config: RunConfig) -> tuple[str, ...]:
+    on = config.replace(engine=traits.name, init=traits.inits[0])
+    if not traits.test_set:
+        on = on.replace(test_size=0)
+    return (
+        f"`{traits.name}`",
+        "GD steps" if traits.integrates == "gd" else "gradient flow",
+        traits.exact,
+        "float64" if traits.precision == "float64" else "mpmath, `--mp-dps` digits",
+        ", ".join(traits.inits),
+        ", ".join(
+            name for name, has in (("tokens", traits.tokens), ("test set", traits.test_set)) if has
+        )
+        + (", query" if traits.query else "")
+        or "statistics only",
+        traits.scaling,
+        f"{duration(traits.cost(on).seconds)}, {size(estimated_bytes(on))}",
+        traits.description,
+    )
+
+
+ENGINE_COLUMNS = (
+    "engine",
+    "advances by",
+    "exact",
+    "arithmetic",
+    "W0 init",
+    "holds",
+    "cost",
+    "benign preset, 1000 steps (estimated)",
+    "what",
+)
+
+
+def engine_table() -> str:
+    """The engines as a Markdown table, from :mod:`verify.sim.engines.registry` (the
+    README's): traits, cost, and the estimated time (one core, at the rates of
+    :mod:`verify.sim.engines.traits`) and memory of the benign preset on each."""
+    config = preset("benign")
+    lines = ["| " + " | ".join(ENGINE_COLUMNS) + " |", "|" + "---|" * len(ENGINE_COLUMNS)]
+    lines += ["| " + " | ".join(engine_row(traits, config)) + " |" for traits in REGISTRY]
+    return "\n".join(lines)
+
+
+__all__ = ["available_memory", "estimated_bytes", "check_memory", "engine_table"]

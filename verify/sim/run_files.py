@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 from theory.foundation.data_model import GROUP_NAMES
 from verify.output.files import atomic_write_json, atomic_write_text, numeric_csv
 from verify.output.provenance import provenance
+from verify.sim.history import History
 from verify.sim.simulate import RunResult
 
 PARTIAL_HISTORY = "history.partial.csv"
@@ -81,7 +83,7 @@ class RunWriter:
         self._stream: Any = None
         self._writer: Any = None
 
-    def append(self, row: dict[str, float]) -> None:
+    def append(self, row: Mapping[str, float]) -> None:
         """One history row, appended and flushed."""
         if self._stream is None:
             self._stream = open(self._partial, "w", encoding="utf-8", newline="")  # noqa: SIM115
@@ -95,11 +97,11 @@ class RunWriter:
         self.close()
         atomic_write_json(self.out / "config.json", run_record(result))
         atomic_write_json(self.out / "summary.json", result.summary())
-        if result.history:
-            header = list(result.history[0])
-            values = np.array([[row[key] for key in header] for row in result.history])
+        history = result.history
+        if len(history):
             atomic_write_text(
-                self.out / "history.csv", numeric_csv(header, [""] * len(values), values)
+                self.out / "history.csv",
+                numeric_csv(history.names, [""] * len(history), history.values),
             )
         atomic_write_text(self.out / "attention.csv", attention_table(result))
         atomic_write_text(self.out / "gaps.csv", gap_table(result))
@@ -117,12 +119,12 @@ def write_run(result: RunResult, out: str | Path) -> Path:
     return RunWriter(out).finish(result)
 
 
-def read_history(path: str | Path) -> dict[str, np.ndarray]:
-    """Columns of a ``history.csv`` (or ``history.partial.csv``) as float arrays."""
+def read_history(path: str | Path) -> History:
+    """A ``history.csv`` (or ``history.partial.csv``) read back as a :class:`History`."""
     text = Path(path).read_text(encoding="utf-8")
     header = text.split("\n", 1)[0].split(",")
     values = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
-    return {name: values[:, i] for i, name in enumerate(header)}
+    return History(header, values.reshape(-1, len(header)))
 
 
 __all__ = [

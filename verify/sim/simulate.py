@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from theory.foundation.stability import max_stable_step
-from verify.interrupts import exit_status, reason
-from verify.sim.config import FLOW_ENGINES, RunConfig
+from verify.runtime.interrupts import exit_status, reason
+from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines import Engine, NonFiniteError, draw_data, make_engine
+from verify.sim.engines import draw_data, engine_traits, make_engine
+from verify.sim.engines.base import Engine, NonFiniteError
+from verify.sim.history import History, Row
 from verify.sim.observables import (
     POPULATION_COLUMNS,
     attention_gaps,
@@ -65,13 +67,14 @@ def logging_steps(config: RunConfig) -> np.ndarray:
 class RunResult:
     """Everything recorded at the log points, plus how the run ended.
 
-    Per-point arrays are indexed [log point, sample, token].
+    Per-point arrays are indexed [log point, sample, token]; the recorded quantities are
+    the columns of ``history``.
     """
 
     config: RunConfig
     data: Dataset | ReducedData
     steps: list[float] = field(default_factory=list)
-    history: list[dict[str, float]] = field(default_factory=list)
+    history: History = field(default_factory=History)
     train_logits: list[np.ndarray] = field(default_factory=list)
     train_probabilities: list[np.ndarray] = field(default_factory=list)
     test_probabilities: list[np.ndarray] = field(default_factory=list)
@@ -85,8 +88,9 @@ class RunResult:
     solver_steps: int | None = None
 
     @property
-    def final(self) -> dict[str, float]:
-        return self.history[-1] if self.history else {}
+    def final(self) -> Row:
+        """The last log point (empty when nothing was recorded)."""
+        return self.history.final
 
     def summary(self) -> dict[str, Any]:
         last = self.final
@@ -218,9 +222,7 @@ def capture(result: RunResult, engine: Observable) -> Capture:
     return Capture(row, logits, train.probabilities, gaps, engine.snapshot())
 
 
-def complete(
-    result: RunResult, captured: list[Capture], engine: Observable
-) -> list[dict[str, float]]:
+def complete(result: RunResult, captured: list[Capture], engine: Observable) -> list[Row]:
     """Evaluate the captured points' test logits and parameter norms (all at once), append
     the points to ``result`` and return their completed rows."""
     data = result.data
@@ -238,7 +240,7 @@ def complete(
         )
         row["invariant_drift_relative"] = norms["invariant_drift"] / engine.invariant_scale
         result.steps.append(row["step"])
-        result.history.append(row)
+        rows.append(result.history.append(row))
         result.train_logits.append(point.logits)
         result.train_probabilities.append(point.probabilities)
         result.test_probabilities.append(
@@ -246,16 +248,15 @@ def complete(
         )
         result.gaps.append(point.gaps)
         result.final_test_logits = test_logits
-        rows.append(row)
     return rows
 
 
-def record(result: RunResult, engine: Observable) -> dict[str, float]:
+def record(result: RunResult, engine: Observable) -> Row:
     """Append one log point's observables to ``result``; returns the history row."""
     return complete(result, [capture(result, engine)], engine)[0]
 
 
-def check_row(row: dict[str, float], first: dict[str, float]) -> None:
+def check_row(row: Mapping[str, float], first: Mapping[str, float]) -> None:
     """:class:`NonFiniteError` naming the first quantity that was finite at the first log
     point and is not any more (quantities undefined from the start, such as the noisy
     samples' gaps when no label is flipped, stay NaN without failing the run)."""
@@ -267,20 +268,20 @@ def check_row(row: dict[str, float], first: dict[str, float]) -> None:
             )
 
 
-def health_warnings(config: RunConfig, row: dict[str, float], warned: set[str]) -> list[str]:
+def health_warnings(config: RunConfig, row: Mapping[str, float], warned: set[str]) -> list[str]:
     """New warnings for a recorded row: invariant drift above :data:`DRIFT_WARNING`
     (GD engines) and, once, a step size above A5's bound."""
     out = []
+    flow = engine_traits(config.solver.engine).integrates == "flow"
     if "A5" not in warned:
         warned.add("A5")
         bound = max_stable_step(config.model, config.training)
-        if config.training.alpha > bound and config.solver.engine not in FLOW_ENGINES:
+        if config.training.alpha > bound and not flow:
             out.append(
                 f"alpha={config.training.alpha:g} exceeds assumption A5's bound "
                 f"{bound:.3g}: GD may not track gradient flow"
             )
     drift = row.get("invariant_drift_relative", 0.0)
-    flow = config.solver.engine in FLOW_ENGINES
     if "drift" not in warned and not flow and drift > DRIFT_WARNING:
         warned.add("drift")
         out.append(
@@ -306,7 +307,7 @@ class Recorder:
         self,
         result: RunResult,
         engine: Observable,
-        on_record: Callable[[dict[str, float]], None] | None,
+        on_record: Callable[[Row], None] | None,
         on_warning: Callable[[str], None] | None,
     ):
         self.result, self.engine = result, engine
@@ -340,9 +341,9 @@ class Recorder:
 
 def truncate(result: RunResult, count: int) -> None:
     """Keep the first ``count`` log points of ``result``."""
+    result.history = result.history[:count]
     for name in (
         "steps",
-        "history",
         "train_logits",
         "train_probabilities",
         "test_probabilities",
@@ -357,7 +358,7 @@ def simulate(
     W0: np.ndarray | None = None,
     progress: bool = False,
     engine: Engine | None = None,
-    on_record: Callable[[dict[str, float]], None] | None = None,
+    on_record: Callable[[Row], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Train ``config`` (on ``data`` if given, else generated from the seed), recording at

@@ -1,10 +1,11 @@
-"""Engines: dense (literal float64), reduced (N = nT coordinates), mp (mpmath), flow (ODE),
-mp-flow (the ODE in mpmath), dfree and dfree-flow (reduced GD and flow on statistics sampled
-in law, any d).
+"""Engines: the ways a run advances (literal GD, reduced coordinates, gradient flow, in
+float64 or mpmath, on drawn tokens or on statistics sampled in law).
 
-Each engine class lives in its own module and is imported when first asked for, so that a
-run imports only the engine it uses (the flow engine brings SciPy's ODE solvers, the mp
-engines mpmath).
+Which engines exist and what each is (its traits, memory and cost) is declared in
+:mod:`verify.sim.engines.registry`. Each engine class lives in its own module and is
+imported when first asked for, so that a run imports only the engine it uses (the flow
+engine brings SciPy's ODE solvers, the mp engines mpmath); reading the registry imports
+none of them.
 """
 
 from __future__ import annotations
@@ -12,31 +13,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from verify.sim.config import DFREE_ENGINES, RunConfig
-from verify.sim.data import Dataset, generate
-from verify.sim.engines.base import Engine, NonFiniteError
+from verify.sim.engines.registry import (
+    class_names,
+    engine_class,
+    engine_names,
+    engine_traits,
+    engines_where,
+)
+from verify.sim.engines.traits import EngineTraits
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from verify.sim.config import RunConfig
+    from verify.sim.data import Dataset
     from verify.sim.dfree_data import ReducedData
-
-#: Engine name -> (module, class).
-ENGINE_CLASSES: dict[str, tuple[str, str]] = {
-    "dense": ("verify.sim.engines.dense", "DenseEngine"),
-    "reduced": ("verify.sim.engines.reduced", "ReducedEngine"),
-    "mp": ("verify.sim.engines.mp", "MpEngine"),
-    "flow": ("verify.sim.engines.flow", "FlowEngine"),
-    "mp-flow": ("verify.sim.engines.mp_flow", "MpFlowEngine"),
-    "dfree": ("verify.sim.engines.dfree", "DfreeEngine"),
-    "dfree-flow": ("verify.sim.engines.dfree", "DfreeFlowEngine"),
-}
-
-
-def engine_class(name: str) -> Any:
-    """The engine class called ``name`` (its module imported on first use)."""
-    module, cls = ENGINE_CLASSES[name]
-    return getattr(importlib.import_module(module), cls)
+    from verify.sim.engines.base import Engine
 
 
 def make_engine(
@@ -47,28 +39,30 @@ def make_engine(
 
 
 def draw_data(config: RunConfig) -> Dataset | ReducedData:
-    """The run's data drawn from the seed: tokens (:func:`verify.sim.data.generate`), or for
-    the d-free engines the statistics sampled in law
-    (:func:`verify.sim.dfree_data.draw_reduced_data`)."""
-    if config.solver.engine in DFREE_ENGINES:
-        from verify.sim.dfree_data import draw_reduced_data
-
-        return draw_reduced_data(config)
-    return generate(config)
+    """The run's data drawn from the seed, as its engine reads it: tokens
+    (:func:`verify.sim.data.generate`), or for the d-free engines the statistics sampled in
+    law (:func:`verify.sim.dfree_data.draw_reduced_data`)."""
+    return engine_class(config.solver.engine).draw_data(config)
 
 
 def __getattr__(name: str) -> Any:
-    for engine, (_, cls) in ENGINE_CLASSES.items():
-        if cls == name:
-            return engine_class(engine)
+    """``Engine``, ``NonFiniteError`` and the engine classes, imported on first use."""
+    if name in ("Engine", "NonFiniteError"):
+        return getattr(importlib.import_module("verify.sim.engines.base"), name)
+    engine = class_names().get(name)
+    if engine is not None:
+        return engine_class(engine)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "Engine",
+    "EngineTraits",
     "NonFiniteError",
-    "ENGINE_CLASSES",
     "engine_class",
+    "engine_names",
+    "engine_traits",
+    "engines_where",
     "make_engine",
     "draw_data",
 ]

@@ -11,17 +11,16 @@ small; several BLAS threads only contend for the cores).
 
 from __future__ import annotations
 
-import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
-from verify.sim.data import Dataset, initial_weight_blocks
+from verify.sim.data import Dataset, generate, initial_weight_blocks
 from verify.sim.kernels import (
     FLOAT64,
     Arithmetic,
@@ -30,6 +29,10 @@ from verify.sim.kernels import (
     score_differences,
 )
 from verify.sim.statistics import ReducedSetup
+
+if TYPE_CHECKING:
+    from verify.sim.dfree_data import ReducedData
+    from verify.sim.engines.traits import EngineTraits
 
 
 @dataclass
@@ -61,24 +64,12 @@ def ensure_finite(values: np.ndarray, what: str, step: float) -> None:
         raise NonFiniteError(non_finite_message(what, step))
 
 
-@cache
-def _thread_controller() -> Any:
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-@contextlib.contextmanager
-def single_blas_thread() -> Iterator[None]:
-    """Within the block, BLAS uses one thread (small matrix loops; threadpoolctl)."""
-    with _thread_controller().limit(limits=1, user_api="blas"):
-        yield
-
-
 class Engine(ABC):
     """One way of running full-batch GD (or its flow) on a dataset."""
 
-    name: str = "engine"
+    #: What the engine is: its entry in :mod:`verify.sim.engines.registry`, bound by each
+    #: registered class.
+    traits: ClassVar[EngineTraits]
     #: :math:`\|W_0 W_0^\top\|_F` (see :func:`verify.sim.statistics.conserved_scale`).
     invariant_scale: float = 1.0
 
@@ -91,6 +82,15 @@ class Engine(ABC):
         self.scores = arithmetic.asarray(data.train_scores)
         self.differences = score_differences(self.scores)
         self.events: list[Event] = []
+
+    @property
+    def name(self) -> str:
+        return self.traits.name
+
+    @classmethod
+    def draw_data(cls, config: RunConfig) -> Dataset | ReducedData:
+        """The data this engine runs on, drawn from ``config``'s seed (here: tokens)."""
+        return generate(config)
 
     def watch(self, name: str, function: Callable[[np.ndarray], float]) -> Event:
         """Locate the first time ``function(training logits) > 0`` (see :class:`Event`)."""

@@ -18,6 +18,7 @@ from scipy.linalg.blas import dger
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, initial_weights
 from verify.sim.engines.base import Engine, ensure_finite
+from verify.sim.engines.registry import engine_traits
 from verify.sim.statistics import conserved_scale
 
 #: Above this dimension the O(d^3) invariant drift is not computed by the dense engine.
@@ -25,7 +26,7 @@ DENSE_DRIFT_MAX_D = 1000
 
 
 class DenseEngine(Engine):
-    name = "dense"
+    traits = engine_traits("dense")
 
     def __init__(self, config: RunConfig, data: Dataset, W0: np.ndarray | None = None):
         super().__init__(config, data)

@@ -21,12 +21,13 @@ from typing import Any, cast
 import numpy as np
 
 from theory.foundation.validation import require
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.dfree_data import ReducedData
-from verify.sim.engines.base import single_blas_thread
+from verify.sim.dfree_data import ReducedData, draw_reduced_data
 from verify.sim.engines.flow import FlowEngine
 from verify.sim.engines.reduced import ReducedEngine
+from verify.sim.engines.registry import engine_traits, engines_where, spoken
 from verify.sim.statistics import Statistics
 
 
@@ -37,8 +38,8 @@ def dfree_statistics(config: RunConfig, data: object, W0: np.ndarray | None) -> 
         isinstance(data, ReducedData),
         "engine",
         engine,
-        "reduced, flow, dense, mp or mp-flow for data with tokens (engine "
-        f"{engine} runs on the data it samples in law itself)",
+        f"{spoken(engines_where(tokens=True))} for data with tokens (engine {engine} runs "
+        "on the data it samples in law itself)",
     )
     require(W0 is None, "engine", engine, f"an engine other than {engine} for a given W0")
     return cast(ReducedData, data).statistics
@@ -50,13 +51,18 @@ class DfreeEngine(ReducedEngine):
     reading for many points to share), so a run keeps :math:`O(N^2)` memory rather than
     one :math:`N \times N` state per pending log point."""
 
-    name = "dfree"
+    traits = engine_traits("dfree")
 
     def __init__(self, config: RunConfig, data: ReducedData, W0: np.ndarray | None = None):
         statistics = dfree_statistics(config, data, W0)
         # The reduced engines read of their data only n, T, y_train and train_scores (and
         # X_test, empty here), which ReducedData has.
         super().__init__(config, cast(Dataset, data), statistics=statistics)
+
+    @classmethod
+    def draw_data(cls, config: RunConfig) -> ReducedData:
+        """The statistics sampled in law from ``config``'s seed (no tokens)."""
+        return draw_reduced_data(config)
 
     def test_logits(self) -> np.ndarray:
         return np.zeros((0, self.data.T))
@@ -74,7 +80,7 @@ class DfreeFlowEngine(DfreeEngine, FlowEngine):
     """Gradient flow on statistics sampled in law: the flow engine's solver, the d-free
     engine's data and evaluation."""
 
-    name = "dfree-flow"
+    traits = engine_traits("dfree-flow")
 
 
 __all__ = ["DfreeEngine", "DfreeFlowEngine", "dfree_statistics"]

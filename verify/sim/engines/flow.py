@@ -25,6 +25,7 @@ from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines.base import NonFiniteError, ensure_finite
 from verify.sim.engines.reduced import ReducedEngine
+from verify.sim.engines.registry import engine_traits
 from verify.sim.kernels import logit_gradient
 from verify.sim.statistics import ReducedSetup, Statistics
 
@@ -32,7 +33,7 @@ from verify.sim.statistics import ReducedSetup, Statistics
 class FlowEngine(ReducedEngine):
     r"""Gradient flow; ``advance_to(k)`` moves to time :math:`t = \alpha k`."""
 
-    name = "flow"
+    traits = engine_traits("flow")
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, initial_weights
 from verify.sim.engines.base import Engine, reduced_setup
 from verify.sim.engines.reduced import ReducedEngine
+from verify.sim.engines.registry import engine_traits
 from verify.sim.kernels import MPMATH
 from verify.sim.statistics import ReducedSetup
 
@@ -25,7 +26,7 @@ class MpEngine(ReducedEngine):
     operations per step: use it on small problems as the ground truth.
     """
 
-    name = "mp"
+    traits = engine_traits("mp")
 
     def __init__(
         self,

@@ -36,6 +36,7 @@ from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines.base import NonFiniteError
 from verify.sim.engines.mp import MpEngine
+from verify.sim.engines.registry import engine_traits
 from verify.sim.extrapolation import Extrapolation, ScaledDerivative
 from verify.sim.fixed_point import FixedPoint
 from verify.sim.kernels import MPMATH, logit_gradient
@@ -85,7 +86,7 @@ class MpFlowEngine(MpEngine):
     r"""Gradient flow in mpmath; ``advance_to(k)`` moves to time :math:`t = \alpha k`
     exactly (see the module docstring)."""
 
-    name = "mp-flow"
+    traits = engine_traits("mp-flow")
 
     def __init__(
         self,

@@ -24,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
-from verify.sim.engines.base import Engine, ensure_finite, reduced_setup, single_blas_thread
+from verify.sim.engines.base import Engine, ensure_finite, reduced_setup
+from verify.sim.engines.registry import engine_traits
 from verify.sim.kernels import FLOAT64
 from verify.sim.statistics import ReducedSetup, Statistics
 
@@ -35,7 +37,7 @@ class ReducedEngine(Engine):
     """Float64 GD in reduced coordinates, on the :class:`~verify.sim.statistics.Statistics`
     of the draws (and, for the query vector and a finite test set, the reduced set-up)."""
 
-    name = "reduced"
+    traits = engine_traits("reduced")
 
     def __init__(
         self,

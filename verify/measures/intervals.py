@@ -20,7 +20,8 @@ half-width to stay below :math:`\tau/3`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,14 +35,37 @@ def t_quantile(dof: int) -> float:
     return float(stats.t.ppf(0.975, dof))
 
 
-def mean_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
-    """The mean and its 95% t-interval (a degenerate interval for one value)."""
+@dataclass(frozen=True)
+class MeanInterval:
+    r"""A mean over ``count`` values, their standard deviation (ddof 1) and the half-width
+    :math:`t_{0.975,m-1}\,s/\sqrt m` of its 95% t-interval; ``sd`` and ``half_width``
+    are NaN below two values, whose interval is the mean itself. Unpacks as
+    ``(mean, (low, high))``, like the other estimators here."""
+
+    mean: float
+    sd: float
+    half_width: float
+    count: int
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        if self.count < 2:
+            return self.mean, self.mean
+        return self.mean - self.half_width, self.mean + self.half_width
+
+    def __iter__(self) -> Iterator:
+        return iter((self.mean, self.interval))
+
+
+def mean_interval(values: Sequence[float] | np.ndarray) -> MeanInterval:
+    """The mean of ``values`` and its 95% t-interval (see :class:`MeanInterval`)."""
     array = np.asarray(values, dtype=float)
-    mean = float(array.mean())
     if array.size < 2:
-        return mean, (mean, mean)
-    half = t_quantile(array.size - 1) * float(array.std(ddof=1)) / math.sqrt(array.size)
-    return mean, (mean - half, mean + half)
+        mean = float(array[0]) if array.size else math.nan
+        return MeanInterval(mean, math.nan, math.nan, int(array.size))
+    sd = float(array.std(ddof=1))
+    half = t_quantile(array.size - 1) * sd / math.sqrt(array.size)
+    return MeanInterval(float(array.mean()), sd, half, int(array.size))
 
 
 def proportion_interval(successes: int, trials: int) -> tuple[float, tuple[float, float]]:
@@ -57,13 +81,13 @@ def proportion_interval(successes: int, trials: int) -> tuple[float, tuple[float
     return p, (low, high)
 
 
-def ratio_interval(ratios: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def ratio_interval(ratios: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     """The geometric mean of positive ratios and its 95% interval (t on the logarithms)."""
     mean, (low, high) = mean_interval(np.log(np.asarray(ratios, dtype=float)))
     return math.exp(mean), (math.exp(low), math.exp(high))
 
 
-def sd_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def sd_interval(values: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     r"""The sample standard deviation and its 95% chi-square interval
     :math:`s\sqrt{(m-1)/\chi^2_{0.975,m-1}}` to :math:`s\sqrt{(m-1)/\chi^2_{0.025,m-1}}`
     (normal values)."""
@@ -78,7 +102,7 @@ def sd_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
     )
 
 
-def median_interval(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def median_interval(values: Sequence[float] | np.ndarray) -> tuple[float, tuple[float, float]]:
     """The median and its distribution-free 95% interval (infinite values allowed)."""
     from scipy import stats
 
@@ -96,6 +120,7 @@ def samples_needed(spread: float, tolerance: float) -> int:
 
 
 __all__ = [
+    "MeanInterval",
     "mean_interval",
     "proportion_interval",
     "ratio_interval",

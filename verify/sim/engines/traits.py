@@ -1,0 +1,143 @@
+r"""What an engine is, as data: how it advances, how exact it is, what it needs and costs.
+
+An :class:`EngineTraits` is declared once per engine (in
+:mod:`verify.sim.engines.registry`) and read without importing the engine's module:
+the command line's choices and help, the configuration's validation, the memory check,
+the choice of engines for a sweep and the README's table all derive from it.
+
+Costs are counted in multiply-adds of three kinds and turned into seconds at stated
+rates (one core; assumptions of the order of what these engines reach, not
+measurements):
+
+* float64, in the products of small matrices: :data:`FLOAT64_RATE`;
+* mpmath numbers: :data:`MPMATH_RATE`, about constant from 15 to 1000 digits (Python's
+  cost per number dominates the arithmetic's);
+* fixed-point Python integers (the ``mp-flow`` engine's linear algebra):
+  :data:`INTEGER_RATE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from verify.sim.config import RunConfig
+
+#: Bytes of a float64, and about those of an mpmath number.
+FLOAT = 8
+MP_NUMBER = 100
+#: Assumed multiply-adds a second (see the module docstring).
+FLOAT64_RATE = 1e9
+MPMATH_RATE = 1e6
+INTEGER_RATE = 2e6
+
+
+@dataclass(frozen=True)
+class Operations:
+    """Multiply-adds of each kind (see the module docstring)."""
+
+    float64: float = 0.0
+    mpmath: float = 0.0
+    integer: float = 0.0
+
+    def __add__(self, other: Operations) -> Operations:
+        return Operations(
+            self.float64 + other.float64, self.mpmath + other.mpmath, self.integer + other.integer
+        )
+
+    def times(self, count: float) -> Operations:
+        return Operations(self.float64 * count, self.mpmath * count, self.integer * count)
+
+    @property
+    def seconds(self) -> float:
+        """At the stated rates."""
+        return self.float64 / FLOAT64_RATE + self.mpmath / MPMATH_RATE + self.integer / INTEGER_RATE
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A run's work before its first step (``setup``), per step (a GD step, or one step
+    of the flow solver) and its number of steps (for a flow solver, an estimate);
+    recording excluded."""
+
+    setup: Operations
+    step: Operations
+    steps: float
+
+    @property
+    def total(self) -> Operations:
+        return self.setup + self.step.times(self.steps)
+
+    @property
+    def seconds(self) -> float:
+        return self.total.seconds
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why an engine does not take a configuration: the field (flat name) whose value it
+    refuses, and what it takes instead."""
+
+    parameter: str
+    allowed: str
+
+    def __str__(self) -> str:
+        return f"{self.parameter}: {self.allowed}"
+
+
+@dataclass(frozen=True)
+class EngineTraits:
+    """One engine, as data.
+
+    ``integrates``: ``"gd"`` (GD steps) or ``"flow"`` (gradient flow, time
+    :math:`\\alpha k`). ``exact``: ``"per draw"`` (the trajectory of the drawn tokens and
+    :math:`W_0`, to the engine's precision) or ``"in law"`` (statistics sampled in law:
+    the law of a run, not its numbers). ``precision``: ``"float64"`` or ``"mpmath"`` (at
+    ``mp_dps`` digits). ``tokens``, ``test_set``, ``query``: whether a run has the
+    d-dimensional tokens, a finite test set, the query vector :math:`q = W^\\top p`.
+    ``state_bytes`` and ``cost`` are functions of a :class:`~verify.sim.config.RunConfig`:
+    the engine's own arrays (the data and records are counted by
+    :func:`verify.sim.resources.estimated_bytes`), and its work."""
+
+    name: str
+    #: ``"module:Class"``, imported on first use.
+    location: str
+    integrates: Literal["gd", "flow"]
+    exact: Literal["per draw", "in law"]
+    precision: Literal["float64", "mpmath"]
+    #: Initialisations of :math:`W_0` it takes (``training.init``).
+    inits: tuple[str, ...]
+    tokens: bool
+    test_set: bool
+    query: bool
+    #: One line: what it computes (the command line's help).
+    description: str
+    #: How its cost grows, in words.
+    scaling: str
+    state_bytes: Callable[[RunConfig], int]
+    cost: Callable[[RunConfig], Cost]
+    #: Why the initialisations are restricted (when they are).
+    init_note: str = ""
+
+    def cannot_run(self, config: RunConfig) -> Refusal | None:
+        """``None`` when this engine runs ``config``; else why not."""
+        if config.training.init not in self.inits:
+            return Refusal(
+                "init", f"{' or '.join(self.inits)} with engine {self.name} ({self.init_note})"
+            )
+        return None
+
+
+__all__ = [
+    "EngineTraits",
+    "Cost",
+    "Operations",
+    "Refusal",
+    "FLOAT",
+    "MP_NUMBER",
+    "FLOAT64_RATE",
+    "MPMATH_RATE",
+    "INTEGER_RATE",
+]
