@@ -49,6 +49,7 @@ class MpEngine(ReducedEngine):
             N = B.shape[1]
             self.a = MPMATH.asarray(np.zeros(N))
             self.M = MPMATH.asarray(np.zeros((N, N)))
+            self.c = MPMATH.asarray(np.zeros(N)) if self.trained_head else None
 
     def step(self, until: float) -> None:
         with mpmath.workdps(self.dps):
