@@ -234,12 +234,27 @@ def test_noisy_gradient_ratio_is_the_ratio_of_the_subsets_loss_gradients():
 def test_population_metrics_are_left_out_where_their_formulas_do_not_hold():
     base = simulate(RunConfig.build(**SMALL)).final
     assert np.isfinite(base["population_test_accuracy"])
-    for changes in ({"rho_spread": 0.2}, {"head": "one-step"}, {"readout": "ffn"}):
+    for changes in ({"head": "one-step"}, {"readout": "ffn"}, {"head": "trained"}):
         row = simulate(RunConfig.build(**SMALL, **changes)).final
         assert np.isnan(row["population_test_accuracy"]), changes
         assert np.isfinite(row["test_accuracy"])
     row = simulate(RunConfig.build(**SMALL, loss="squared")).final
     assert np.isfinite(row["population_test_accuracy"]) and np.isnan(row["population_test_loss"])
+
+
+def test_a_spread_of_rho_averages_the_population_over_the_factor():
+    """The 6-node average against the 3-node one (the quadrature's error) and against the
+    mean over test sets drawn from the spread model (the law)."""
+    from verify.sim.population_spread import spread_population_columns
+
+    model = RunConfig.build(d=200, mu_norm=4.0, rho=0.3, rho_spread=0.3).model
+    q_signal = np.array([0.5, -0.2])
+    six = spread_population_columns(model, 0.8, q_signal)
+    three = spread_population_columns(model, 0.8, q_signal, nodes=3)
+    for key in ("population_test_accuracy", "population_test_selects_relevant"):
+        assert abs(six[key] - three[key]) <= max(six[f"{key}_error"], 1e-4), key
+    base = spread_population_columns(model.replace(rho_spread=0.0), 0.8, q_signal)
+    assert six["population_test_selects_relevant"] != base["population_test_selects_relevant"]
 
 
 def test_ffn_outputs_and_losses_are_the_readouts_and_the_runs_loss():

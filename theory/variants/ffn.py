@@ -115,7 +115,9 @@ class FFNReadout:
         r""":math:`Bx` for tokens (..., d), shape (..., m), through the scores and the
         random projections (equal to ``tokens @ in_weights.T`` up to rounding)."""
         head = self.kappa * (tokens @ self.nu)[..., None]
-        random = tokens @ self.directions.T
+        # One 2-D product (a stacked one with a transposed operand takes a slow path).
+        flat = tokens.reshape(-1, tokens.shape[-1]) @ self.directions.T
+        random = flat.reshape(*tokens.shape[:-1], self.pairs)
         return np.concatenate([head + random, -head + random], axis=-1)
 
     def __call__(self, z: np.ndarray) -> np.ndarray:

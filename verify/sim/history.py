@@ -43,9 +43,10 @@ def _population(name: str, what: str) -> tuple[Column, Column]:
             f"population_test_{name}",
             "share" if name != "loss" else "nats",
             f"{what} over the data distribution, from the query's moments (NaN where not "
-            "computed: see recording.population; and for a model its formulas do not describe: "
-            "a spread of rho, another head, the FFN readout"
-            + (", or another training loss: it is the logistic loss)" if name == "loss" else ")"),
+            "computed: see recording.population; and for a head or readout its formulas do not "
+            "describe: a one-step or trained head, the FFN readout"
+            + (", or another training loss: it is the logistic loss" if name == "loss" else "")
+            + "; a spread of rho is averaged over)",
         ),
         Column(
             f"population_test_{name}_error",

@@ -192,22 +192,23 @@ def population_row(
     config: RunConfig, step: float, moments: tuple[float, np.ndarray], has_signal: bool
 ) -> dict[str, float]:
     """The population test metrics at this log point (``recording.population``: at every
-    point, at the final step only, or never; NaN where not computed, and where the model is
-    not the population formulas': a spread of rho, another head or the FFN readout; the
-    loss column is the logistic loss, NaN under another training loss)."""
+    point, at the final step only, or never; NaN where not computed, and where the head is
+    not the population formulas' fixed head or the readout not linear). A spread of rho is
+    averaged over (:mod:`verify.sim.population_spread`); the loss column is the logistic
+    loss, NaN under another training loss."""
     when = config.recording.population
     model, training = config.model, config.training
-    base_model = model.rho_spread == 0 and training.head == "fixed" and model.readout == "linear"
+    fixed_head = training.head == "fixed" and model.readout == "linear"
     if (
         not has_signal
-        or not base_model
+        or not fixed_head
         or when == "none"
         or (when == "final" and step != training.steps)
     ):
         return dict.fromkeys(POPULATION_COLUMNS, math.nan)
-    from verify.sim.population import population_columns  # SciPy's special functions
+    from verify.sim.population_spread import spread_population_columns  # SciPy
 
-    columns = population_columns(model, *moments, has_signal=has_signal)
+    columns = spread_population_columns(model, *moments)
     if training.loss != "logistic":
         columns.update(population_test_loss=math.nan, population_test_loss_error=math.nan)
     return columns

@@ -43,8 +43,9 @@ class FlowEngine(ReducedEngine):
         W0: np.ndarray | None = None,
         setup: ReducedSetup | None = None,
         statistics: Statistics | None = None,
+        signal: np.ndarray | None = None,
     ):
-        super().__init__(config, data, W0, setup, statistics)
+        super().__init__(config, data, W0, setup, statistics, signal)
         self.solver_steps = 0
         self._solver: DOP853 | None = None
 

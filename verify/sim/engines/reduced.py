@@ -44,7 +44,9 @@ from verify.sim.statistics import ReducedSetup, Statistics
 
 class ReducedEngine(Engine):
     """Float64 GD in reduced coordinates, on the :class:`~verify.sim.statistics.Statistics`
-    of the draws (and, for the query vector and a finite test set, the reduced set-up)."""
+    of the draws (and, for the query vector and a finite test set, the reduced set-up;
+    ``signal``: the signal part S of the tokens when the set-up holds the noise alone,
+    :math:`B = Z + ES^\top`, as runs that share their draws have it)."""
 
     traits = engine_traits("reduced")
 
@@ -55,12 +57,13 @@ class ReducedEngine(Engine):
         W0: np.ndarray | None = None,
         setup: ReducedSetup | None = None,
         statistics: Statistics | None = None,
+        signal: np.ndarray | None = None,
     ):
         super().__init__(config, data, FLOAT64)
         if statistics is None:
             setup = setup or reduced_setup(config, data, W0)
-            statistics = setup.statistics()
-        self.setup, self.statistics = setup, statistics
+            statistics = setup.statistics(signal)
+        self.setup, self.statistics, self.signal = setup, statistics, signal
         self.invariant_scale = statistics.invariant_scale
         self._use(statistics.K, statistics.gram)
         N = self.K.shape[0]
@@ -169,10 +172,15 @@ class ReducedEngine(Engine):
             )
         return self.setup
 
+    def _tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`(AB, B)`, :math:`A = W_0^\top W_0` and B the training tokens (d, N)."""
+        setup = self._require_setup()
+        return setup.A_tokens(self.signal), setup.tokens(self.signal)
+
     def query(self) -> np.ndarray:
         a, M = self._float_state()
-        setup = self._require_setup()
-        return setup.C0 @ a + setup.Z @ (M.T @ (self.statistics.K @ a))
+        AB, B = self._tokens()
+        return AB @ a + B @ (M.T @ (self.statistics.K @ a))
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
         """The state :math:`(a, M)`, copied (float64)."""
@@ -194,9 +202,9 @@ class ReducedEngine(Engine):
         if test.shape[0] == 0:
             logits = [np.zeros((0, self.data.T))] * len(snapshots)
         else:
-            setup = self._require_setup()
+            AB, B = self._tokens()
             u = np.einsum("lji,lj->li", M, a @ self.statistics.K.T)
-            queries = a @ setup.C0.T + u @ setup.Z.T  # (points, d)
+            queries = a @ AB.T + u @ B.T  # (points, d)
             flat = test.reshape(-1, self.data.d) @ queries.T  # (m T, points)
             logits = [flat[:, k].reshape(test.shape[:2]) for k in range(len(snapshots))]
         return list(zip(logits, norms, strict=True))
@@ -214,7 +222,7 @@ class ReducedEngine(Engine):
         c = self._float_head()
         if c is None:
             return None
-        return np.asarray(self.data.nu, dtype=np.float64) + self._require_setup().Z @ c
+        return np.asarray(self.data.nu, dtype=np.float64) + self._tokens()[1] @ c
 
     def token_scores(self) -> np.ndarray:
         c = self._float_head()
