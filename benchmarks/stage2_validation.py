@@ -1,7 +1,8 @@
-"""Stage-2 predictions (theory.stage2.predictions) against the simulator: both regime
-boundaries, the noisy switch time, the late harmful test accuracy and the gap slope.
+"""Stage-2 predictions (theory.stage2.predictions, theory.stage2.horizon) against the
+simulator: both regime boundaries, the noisy switch time (flow, and GD at the
+not-overfitting preset: part e), the late harmful test accuracy and the gap slope.
 
-    python benchmarks/stage2_validation.py [--parts a,b,c,d] [--seeds 3] \
+    python benchmarks/stage2_validation.py [--parts a,b,c,d,e] [--seeds 3] \
         [--out benchmarks/results/stage2_validation.json]
 
 One process, BLAS limited to one thread. Event times are read on a geometric grid of
@@ -92,7 +93,7 @@ def part_a(seeds: int, per_decade: int) -> dict:
                 "steps": horizon,
                 "predicted": estimate.value,
                 "model_error": estimate.model_error,
-                "mean_field": estimate.mean_field,
+                "error_source": estimate.error_source,
                 "separable_law": stage2_laws.separable_boundary(model, training, horizon),
                 "measured_median": measured,
                 "measured_per_seed": [row[index] for row in per_seed],
@@ -135,7 +136,7 @@ def part_b(seeds: int, per_decade: int) -> dict:
                 "n_snr2": config.model.n * config.model.snr**2,
                 "predicted_steps": estimate.steps,
                 "model_error": estimate.model_error,
-                "mean_field_steps": estimate.mean_field_tau / config.training.alpha,
+                "error_source": estimate.error_source,
                 "token": estimate.token,
                 "measured_half_switched_steps": measured,
                 "measured_per_seed": halves,
@@ -272,6 +273,48 @@ def part_d(seeds: int) -> dict:
     }
 
 
+def gd_switch_steps(config, max_steps: int) -> list[float]:
+    """GD at the configuration's step: the first step at which each noisy sample's argmax
+    token is not its relevant one (inf if not within ``max_steps``)."""
+    data = generate(config)
+    engine = make_engine(config, data)
+    noisy = np.flatnonzero(data.noisy)
+    out = np.full(noisy.size, math.inf)
+    relevant = int(np.flatnonzero(data.groups == 0)[0])
+    for step in range(1, max_steps + 1):
+        engine.advance_to(float(step))
+        left = engine.train_logits()[noisy].argmax(axis=1) != relevant
+        out[left & ~np.isfinite(out)] = step
+        if np.all(np.isfinite(out)):
+            break
+    return out.tolist()
+
+
+def part_e(seeds: int) -> dict:
+    """The noisy switch under GD at the not-overfitting preset: the median over noisy
+    samples and seeds of the first step each leaves R, against the GD map's
+    (:func:`theory.stage2.horizon.switch_time`) and the flow's."""
+    from theory.stage2.horizon import switch_time
+
+    config = preset("not-overfitting", test_size=0, steps=3000, engine="reduced")
+    gd = switch_time(config.model, config.training)
+    flow = stage2_predictions.noisy_switch_time(config.model, config.training)
+    steps = [gd_switch_steps(config.replace(seed=seed), 3000) for seed in range(seeds)]
+    measured = float(np.median(np.concatenate(steps)))
+    print("e", gd.value, gd.model_error, flow.steps, measured, flush=True)
+    return {
+        "gd_switch": {
+            "predicted_steps": gd.value,
+            "model_error": gd.model_error,
+            "error_source": gd.error_source,
+            "flow_steps": flow.steps,
+            "measured_median_steps": measured,
+            "measured_per_seed": steps,
+            "relative_error": measured / gd.value - 1,
+        }
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="a,b,c,d")
@@ -288,6 +331,7 @@ def main() -> None:
         "b": lambda: part_b(2, arguments.per_decade),
         "c": lambda: part_c(arguments.seeds),
         "d": lambda: part_d(arguments.seeds),
+        "e": lambda: part_e(8),
     }
     with threadpool_limits(limits=1):
         for part in arguments.parts.split(","):

@@ -26,14 +26,15 @@ largest logit), the output is that token's score, and the loss is
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
 
 from theory.foundation.data_model import DataModel, token_groups
 from theory.foundation.numerics import normal_cdf
-from theory.foundation.proof import DERIVED, SYMBOLIC, Derivation
-from theory.foundation.symbols import gamma0
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 #: Gauss-Hermite nodes and weights for expectations over one standard normal.
 _HERMITE = np.polynomial.hermite.hermgauss(64)
@@ -42,7 +43,11 @@ _HERMITE = np.polynomial.hermite.hermgauss(64)
 def uniform_output_law_expression() -> tuple[sp.Expr, sp.Expr]:
     r"""SymPy: mean and variance of :math:`y^* f` under uniform attention for symbolic
     group counts, :math:`\rho`, :math:`\gamma_0`, :math:`\sigma_\epsilon` and
-    :math:`\|\nu\|`."""
+    :math:`\|\nu\|` (SymPy is imported here: the numeric baselines do not need it)."""
+    import sympy as sp
+
+    from theory.foundation.symbols import gamma0
+
     rho, sigma, nu_norm = sp.symbols("rho sigma_epsilon nu_norm", positive=True)
     n_R, n_A, n_O, T = sp.symbols("n_R n_W+ n_W- T", positive=True, integer=True)
     groups = token_groups(rho, n_R, n_A, n_O, T)
@@ -85,8 +90,13 @@ def argmax_loss(model: DataModel, selection: dict[str, float]) -> float:
     )
 
 
-def derivations() -> list[Derivation]:
+def derivations() -> list[Any]:
     """This module's derived results, as records for :mod:`theory.derivations`."""
+    import sympy as sp
+
+    from theory.foundation.proof import DERIVED, SYMBOLIC, Derivation
+    from theory.foundation.symbols import gamma0
+
     mean, variance = uniform_output_law_expression()
     rho = sp.Symbol("rho", positive=True)
     n_R, n_A, n_O, T = sp.symbols("n_R n_W+ n_W- T", positive=True, integer=True)

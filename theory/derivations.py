@@ -28,7 +28,7 @@ from theory.foundation.proof import (
 )
 from theory.quadrature import asymptotics, g, gd
 from theory.stage1 import moments, variance
-from theory.stage2 import laws, preconditioner, predictions
+from theory.stage2 import discrete, laws, preconditioner, predictions
 from theory.variants import gradients, head, loss, noise_ratio, readout, rho
 
 #: The modules whose records are collected, in reading order.
@@ -44,6 +44,7 @@ MODULES = (
     preconditioner,
     laws,
     predictions,
+    discrete,
     baselines,
     max_margin,
     gradients,

@@ -12,7 +12,8 @@ The public entry points, imported on first use (so that ``import verify`` costs 
 
 Sub-packages by role, top layer first (each imports only from the layers below it):
 :mod:`verify.cli` (the command line); :mod:`verify.realworld` (pre-trained transformers;
-needs the ``realworld`` extra); :mod:`verify.checks` (predictions against simulations,
+needs the ``realworld`` extra), :mod:`verify.encoder` (the appendix's one-layer transformer
+encoder, every parameter trained); :mod:`verify.checks` (predictions against simulations,
 the report), :mod:`verify.experiments` (sweeps and the experiments built on them);
 :mod:`verify.sim` (one run: configuration, data, kernels, engines, observables, the run's
 files), :mod:`verify.plots` (figures from tables); :mod:`verify.runtime` (executors,
@@ -42,11 +43,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.checks.suite": ("run_checks",),
     "verify.checks.drawn_runs": ("drawn_run", "initial_velocities"),
     "verify.measures.regimes": ("classify_regime", "measured_regime", "RegimeThresholds"),
-    "verify.checks.strategies": (
-        "valid_configs",
-        "single_violation",
-        "assumption_status",
+    "verify.checks.space": ("assumption_status",),
+    "verify.checks.sampler": (
+        "draw_valid_config",
+        "draw_violation",
+        "violate_one",
         "ASSUMPTION_KEYS",
+        "TARGETS",
     ),
     "verify.experiments.driver": ("run_experiment",),
     "verify.experiments.settings": (
@@ -60,6 +63,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.experiments.boundaries": ("boundary_sweep",),
     "verify.experiments.longtime": ("long_time",),
     "verify.experiments.precision": ("precision_table", "breakdown_gap", "precision_report"),
+    "verify.encoder.config": ("EncoderConfig", "EncoderSettings"),
+    "verify.encoder.train": ("train_encoder", "EncoderResult"),
+    "verify.encoder.files": ("write_encoder_run",),
+    "verify.encoder.grid": ("GridSettings",),
+    "verify.encoder.experiment": ("encoder_grid",),
+    "verify.encoder.claims": ("ENCODER_CLAIMS", "claim_verdict"),
     "verify.cli": ("main",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

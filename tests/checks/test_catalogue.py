@@ -25,7 +25,7 @@ from verify.checks.catalogue import (
     plan_for,
     selected,
 )
-from verify.checks.catalogue.declare import ID_PATTERN, Disagreement, registered
+from verify.checks.catalogue.declare import ID_PATTERN, Disagreement, Registration, registered
 from verify.checks.catalogue.disagreements import DISAGREEMENTS as DECLARED
 from verify.checks.evidence import EvidencePlan, Need
 from verify.checks.suite import (
@@ -49,23 +49,23 @@ def test_every_check_id_is_unique_and_a_slug():
 
 def test_ids_stay_when_display_names_change():
     """A check's id is fixed at import, from its declaration; its display name follows the
-    predictions. With the benign noisy samples predicted to select I, not W-, the check's
-    name changes and its id (and the disagreement keyed by it) does not."""
+    predictions. With the not-overfitting noisy samples predicted to select W-, not R, the
+    check's name changes and its id (and the disagreement keyed by it) does not."""
     predictions = predictions_for(FULL)
-    shares = dict(predictions["benign"].noisy_selection)
-    shares["W-"], shares["I"] = shares["I"], shares["W-"]
     changed = {
         **predictions,
-        "benign": dataclasses.replace(predictions["benign"], noisy_selection=shares),
+        "not-overfitting": dataclasses.replace(
+            predictions["not-overfitting"], noisy_selection={"W-": 1.0, "R": 0.0}
+        ),
     }
-    specs = [spec for spec in SPECS if spec.id == "benign.noisy-selection"]
+    specs = [spec for spec in SPECS if spec.id == "not-overfitting.noisy-selection"]
     (before,) = bind_checks(specs, Claims(predictions))
     (after,) = bind_checks(specs, Claims(changed))
     assert (before.name, after.name) == (
-        "noisy samples select W- [benign]",
-        "noisy samples select I [benign]",
+        "noisy samples select R [not-overfitting]",
+        "noisy samples select W- [not-overfitting]",
     )
-    assert before.id == after.id == "benign.noisy-selection"
+    assert before.id == after.id == "not-overfitting.noisy-selection"
     assert not after.expected.agree
 
 
@@ -76,7 +76,8 @@ def test_every_registered_disagreement_names_a_declared_check():
 
 
 def test_a_disagreement_keyed_by_a_missing_id_fails_at_registration():
-    ghost = Disagreement("benign.noisy-selects-w-minus", "a mechanism", lambda *_: {}, "")
+    record = Registration("0000000", "2026-01-01", "a measurement")
+    ghost = Disagreement("benign.noisy-selects-w-minus", "a mechanism", lambda *_: {}, "", record)
     with pytest.raises(ValueError, match="'benign.noisy-selects-w-minus'.*no declared check"):
         registered(SPECS, [*DECLARED, ghost])
     with pytest.raises(ValueError, match="twice"):
@@ -89,7 +90,11 @@ def test_the_planner_derives_the_full_and_quick_plans_exactly():
     derived: same fields (the quick plan lists the events of its own preset only) and the
     same runs."""
     assert FULL == EvidencePlan(
-        presets=("harmful", "benign", "not-overfitting"), gd_seeds=32, flow_seeds=12, scan_seeds=8
+        presets=("harmful", "benign", "not-overfitting"),
+        gd_seeds=32,
+        flow_seeds=12,
+        scan_seeds=16,
+        event_seeds=(("harmful", 64), ("benign", 64)),
     )
     literal_quick = EvidencePlan(presets=("benign",), gd_seeds=25, flow_seeds=6, scan_seeds=0)
     assert QUICK == EvidencePlan(
@@ -120,7 +125,7 @@ def test_the_plan_follows_the_needs():
     assert plan_for(Selection(("benign",), caps={"gd": 3})).gd_seeds == 3
     harmful = plan_for(Selection(("harmful",)))
     assert harmful.path_presets == () and harmful.scan_seeds == 0
-    assert harmful.event_seeds == (("harmful", 32),)
+    assert harmful.event_seeds == (("harmful", 64),)
 
 
 def test_needs_are_validated():
@@ -135,6 +140,27 @@ NOTATION = re.compile(
     r"theory(\.\w+)+|W0|kappa0|kappa_p|\^\d|ln 10|tau = 0|stage[- ][12]|2 kappa0|Lemma 4\.8"
     r"|t -> infinity"
 )
+
+
+def test_every_disagreement_records_its_registration():
+    """Each registered disagreement names a commit of this repository, its date and the
+    measurement that led to it, and says it is re-tested by every run."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for disagreement in DISAGREEMENTS.values():
+        record = disagreement.registration
+        assert re.fullmatch(r"[0-9a-f]{7}", record.commit) and record.first_measured
+        shown = subprocess.run(
+            ["git", "show", "-s", "--format=%ad", "--date=short", record.commit],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+        if shown.returncode == 0:  # a checkout without history cannot show it
+            assert shown.stdout.strip() == record.date
+        assert "every run re-tests it" in str(record)
 
 
 def test_no_mechanism_quotes_a_number():
@@ -175,13 +201,13 @@ def test_every_disagreements_numbers_come_from_the_evidence(tiny):
 
 def test_the_numbers_follow_the_evidence(tiny):
     """A number read off the evidence changes with it: an untrained model selects no token
-    (every logit ties), so no noisy sample selects W-."""
+    (every logit ties), so no noisy sample selects W- or R."""
     from verify.checks.evidence import untrained
 
     checks, evidence = tiny
-    check = next(c for c in checks if c.id == "benign.noisy-selection")
+    check = next(c for c in checks if c.id == "not-overfitting.noisy-selection")
     trained = check.run(evidence).numbers
     blank = check.run(untrained(evidence)).numbers
-    assert trained["selects_lead"] > 0
-    assert blank["selects_lead"] == blank["selects_runner"] == 0
+    assert trained["selects_lead"] + trained["selects_r"] > 0
+    assert blank["selects_lead"] == blank["selects_r"] == 0
     assert blank["samples"] == trained["samples"]

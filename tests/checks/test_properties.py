@@ -1,4 +1,4 @@
-r"""Property tests over the whole valid space of A1-A8 (:mod:`verify.checks.strategies`).
+r"""Property tests over the whole valid space of A1-A8 (:mod:`verify.checks.sampler`).
 
 Configurations are built, not filtered: the strategy draws a shape and a predicted regime
 (benign, harmful, not overfitting, the benign/harmful edge from both sides, or the nearest
@@ -32,6 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from theory.foundation.assumptions import ASSUMPTION_CONSTANTS
+from theory.foundation.data_model import DataModel, Training
 from theory.stage1.moments import velocity_error
 from theory.stage1.predictions import stage1_predictions
 from verify.checks.catalogue import DISAGREEMENTS
@@ -43,13 +44,22 @@ from verify.checks.properties import (
     DisagreementGone,
     RegimeMismatch,
     VelocityOutside,
+    at_the_edge,
     check_initial_gap,
     check_regime,
     check_regime_as_registered,
     check_stage_two_switch,
     class_split,
     learned_weaker_class,
+    selection_edge,
     weaker_class,
+)
+from verify.checks.sampler import (
+    ASSUMPTION_KEYS,
+    PAPER_SHAPE,
+    TARGETS,
+    WIDE_RANGES,
+    paper_neighbour,
 )
 from verify.checks.space import (
     assumption_status,
@@ -59,17 +69,10 @@ from verify.checks.space import (
     predicted_accuracy,
     stage1_threshold,
 )
-from verify.checks.strategies import (
-    ASSUMPTION_KEYS,
-    PAPER_SHAPE,
-    TARGETS,
-    WIDE_RANGES,
-    paper_neighbour,
-    single_violation,
-    valid_configs,
-)
-from verify.measures.regimes import REGIMES
+from verify.measures.regimes import REGIMES, regimes_of
 from verify.sim.config import PRESETS, RunConfig, preset
+
+from strategies import single_violation, valid_configs
 
 #: Few examples, each a cheap run (d-free engines, N = nT <= 160 tokens).
 QUICK = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,11 +103,12 @@ def test_initial_noisy_gap_velocity_and_its_side_of_the_boundary(target):
 
 
 def regime_property(config) -> str:
-    """The regime at the horizon, by the mechanism, against the prediction and its
-    registered disagreements."""
+    """The regime at the horizon, by the mechanism, against the prediction within its
+    selection band (the harmful | benign edge) and its registered disagreements."""
     run = drawn_run(config)
     assert run.status == "completed", run.message
-    return check_regime_as_registered(run.prediction, run.final, classes_balanced(config))
+    band = selection_edge(run.prediction, float(run.times[-1]))
+    return check_regime_as_registered(run.prediction, run.final, classes_balanced(config), band)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -343,6 +347,41 @@ def test_the_registered_switch_fails_on_an_untrained_state():
         check_stage_two_switch(
             run.prediction, {**run.final, "population_test_selects_relevant": 0.2}
         )
+
+
+# The harmful | benign edge: the predicted selection's error band.
+
+
+def test_the_edge_band_accepts_either_side_only_at_the_edge():
+    """A run measured benign against a harmful prediction is accepted when the predicted
+    share of test sequences selecting R is 1/2 within its band, and rejected when the
+    band lies below 1/2; not overfitting is never taken for the edge."""
+    run = drawn_run(paper_neighbour("benign", 1.2))
+    band = selection_edge(run.prediction, float(run.times[-1]))
+    assert band.low <= band.share <= band.high and band.z > 0
+    edge = dataclasses.replace(band, share=0.499, low=0.45, high=0.55)
+    below = dataclasses.replace(band, share=0.2, low=0.15, high=0.25)
+    harmful = dataclasses.replace(run.prediction, test_selection={"R": 0.499, "I": 0.501})
+    assert regimes_of(run.final)["regime"] == "benign"
+    assert check_regime(harmful, run.final, edge) == "benign"
+    with pytest.raises(RegimeMismatch):
+        check_regime(harmful, run.final, below)
+    with pytest.raises(RegimeMismatch):
+        check_regime(harmful, run.final)
+    assert not at_the_edge(edge, "not-overfitting", "benign")
+
+
+def test_the_selection_band_is_derived_for_the_setting():
+    """The band is the share over z moved by the dropped terms (score noise + n/d) and the
+    flow's z at the horizon: wider at a smaller d (larger n/d), and it holds the share."""
+    from theory.stage2.predictions import selection_band
+
+    wide, narrow = (
+        selection_band(DataModel(d=d, mu_norm=mu), Training(), z, 1e6)
+        for d, mu, z in ((200, 6.0, 1.4), (20000, 19.0, 1.4))
+    )
+    assert wide.relative > narrow.relative
+    assert wide.low <= wide.share <= wide.high and narrow.low <= narrow.share <= narrow.high
 
 
 # The strategy that breaks one assumption.

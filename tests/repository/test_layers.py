@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("verify", "verify.__main__"),  # the public names (imported lazily); python -m verify
     ("verify.cli",),  # the command line
-    ("verify.realworld",),  # the real-world experiments, run by the experiment driver
+    ("verify.ledger",),  # the claim ledger: reads the check catalogue and the results
+    ("verify.realworld", "verify.encoder"),  # real-world experiments; the appendix encoder
     ("verify.checks", "verify.experiments", "verify.prediction"),
     ("verify.plots", "verify.sim"),  # figures from tables; one run
     ("verify.runtime", "verify.measures"),  # executors, store, interrupts; regimes

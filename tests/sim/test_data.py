@@ -184,3 +184,43 @@ def test_unreadable_external_data_is_an_input_error(tmp_path, case):
         npz_shape(read_npz(path))
     assert info.value.name.startswith("data_from")
     assert " is invalid: allowed " in str(info.value)
+
+
+def test_npz_members_are_read_as_numpy_reads_them(tmp_path):
+    """Uncompressed members are read straight into their arrays (any dtype and order, the
+    checksum checked); compressed archives go through numpy.load; both give numpy's arrays."""
+    rng = np.random.default_rng(3)
+    arrays = {
+        "X_train": rng.standard_normal((3, 4, 5)).astype(np.float32),
+        "fortran": np.asfortranarray(rng.standard_normal((6, 7))),
+        "labels": np.array([1, -1, 1], dtype=np.int8),
+        "empty": np.zeros((0, 4)),
+    }
+    for name, save in (("plain.npz", np.savez), ("packed.npz", np.savez_compressed)):
+        save(tmp_path / name, **arrays)
+        read = read_npz(tmp_path / name)
+        with np.load(tmp_path / name) as expected:
+            assert sorted(read) == sorted(expected.files)
+            for key in expected.files:
+                assert read[key].dtype == expected[key].dtype
+                assert read[key].flags.f_contiguous == expected[key].flags.f_contiguous
+                np.testing.assert_array_equal(read[key], expected[key])
+
+
+def test_a_damaged_npz_member_is_refused(tmp_path):
+    path = tmp_path / "data.npz"
+    np.savez(path, X_train=np.arange(1000.0))
+    raw = bytearray(path.read_bytes())
+    raw[raw.index(np.arange(1000.0)[500:501].tobytes())] ^= 1  # one bit of one number
+    path.write_bytes(bytes(raw))
+    with pytest.raises(InvalidParameter, match="data_from=.*CRC"):
+        read_npz(path)
+
+
+def test_finiteness_is_decided_entrywise_when_the_sum_overflows():
+    from verify.sim.data import all_finite
+
+    assert all_finite(np.array([1e308, 1e308, -1e308]))
+    assert not all_finite(np.array([1.0, np.nan]))
+    assert not all_finite(np.array([1e308, 1e308, np.inf]))
+    assert all_finite(np.array([1, 2], dtype=np.int64))

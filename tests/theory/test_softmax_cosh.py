@@ -109,10 +109,11 @@ def test_unequal_gaps_saturation_is_exact_and_bracketed(gaps):
         assert abs(mpmath.mpf(saturation) - exact) <= tolerance * exact + SUBNORMAL_SPACING
     x_eff = float(sc.effective_gap(gaps))
     assert math.isclose(float(sc.saturation_equal_gaps(x_eff, T)), saturation, rel_tol=1e-12)
-    low_gap, high_gap = sc.effective_gap_bounds(gaps)
+    # The bracket on x_eff, from the gaps themselves (not from effective_gap_bounds).
     slack = 1e-12 * (1 + abs(x_eff))
-    assert gaps.min() - slack <= low_gap - slack <= x_eff <= high_gap + slack
-    assert high_gap <= min(gaps.max(), gaps.min() + math.log(T - 1)) + slack
+    low, high = float(gaps.min()), min(float(gaps.max()), float(gaps.min()) + math.log(T - 1))
+    assert low - slack <= x_eff <= high + slack
+    assert sc.effective_gap_bounds(gaps) == pytest.approx((low, high), rel=1e-12, abs=1e-12)
     lower, upper = sc.saturation_bounds(gaps.min(), gaps.max(), T)
     assert lower * (1 - 1e-12) <= saturation <= upper * (1 + 1e-12)
     assert upper <= 0.25

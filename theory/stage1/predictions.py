@@ -5,27 +5,23 @@ Every prediction here is this package's own derivation (the paper's exact statem
 and constants are not available); each is marked with the paper result it stands in
 for. Inputs are the data model and training set-up of :mod:`theory.foundation.data_model`;
 it never imports :mod:`verify`. Rates come from the SymPy expressions of
-:mod:`theory.stage1.rates` (lambdified once), trajectories from the quadrature of
-:mod:`theory.quadrature.g`.
+:mod:`theory.stage1.rates`, printed as plain Python (:mod:`theory.stage1.kernels`, kept
+equal to the expressions by a test: nothing here imports SymPy), trajectories from the
+quadrature of :mod:`theory.quadrature.g` (imported where a gap law is built).
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import cache
 
 import numpy as np
-import sympy as sp
 from scipy import integrate, optimize
 
 from theory.foundation.data_model import DataModel, Training
 from theory.foundation.numerics import normal_cdf, normal_pdf
-from theory.foundation.proof import RECONSTRUCTION
-from theory.foundation.symbols import d, eta, gamma0, mu_norm, n, rho, sigma_eps
-from theory.quadrature.g import g_prime, quadrature_gap
-from theory.stage1 import rates
+from theory.stage1.kernels import KERNELS
 
 #: Constants of the predictions (exposed so that users holding the paper can plug in its
 #: values). ``gap_bracket_factor``: the clean/noisy gap lies between the quadrature curves
@@ -34,23 +30,9 @@ from theory.stage1 import rates
 #: setting is called benign.
 PREDICTION_CONSTANTS = {"gap_bracket_factor": 4.0, "benign_test_accuracy": 0.95}
 
-_ARGUMENTS = (
-    d,
-    n,
-    rates.T_tokens,
-    rates.n_R,
-    rates.n_A,
-    rates.n_O,
-    rho,
-    eta,
-    mu_norm,
-    sigma_eps,
-    gamma0,
-    rates.kappa0,
-)
-
 
 def _values(model: DataModel, training: Training) -> tuple[float, ...]:
+    """The kernels' arguments (:data:`theory.stage1.rates.KERNEL_ARGUMENTS`) at a setting."""
     return (
         model.d,
         model.n,
@@ -67,25 +49,12 @@ def _values(model: DataModel, training: Training) -> tuple[float, ...]:
     )
 
 
-@cache
-def _compiled(name: str, loss: str, *arguments: str | bool):
-    builders: dict[str, Callable[..., sp.Expr]] = {
-        "signal_rate": lambda: rates.signal_rate(loss=loss),
-        "memorisation_rate": lambda noisy: rates.memorisation_rate(noisy=noisy, loss=loss),
-        "token_velocity": lambda group, noisy: rates.token_velocity(group, noisy, loss=loss),
-        # simplify=False: the same numbers, without the simplification's cost.
-        "overfitting_ratio": lambda: rates.overfitting_ratio(simplify=False, loss=loss),
-        "test_signal_to_noise": lambda: rates.test_signal_to_noise(loss=loss),
-    }
-    expression = builders[name](*arguments)
-    return sp.lambdify(_ARGUMENTS, expression, modules="math")
-
-
 def rate(model: DataModel, training: Training, name: str, *arguments: str | bool) -> float:
     """A rate of :mod:`theory.stage1.rates` (``name``: ``signal_rate``, ``memorisation_rate``,
     ``token_velocity``, ``overfitting_ratio``, ``test_signal_to_noise``) at a setting, with
-    the training loss (``training.loss``) in the loss weights."""
-    return float(_compiled(name, training.loss, *arguments)(*_values(model, training)))
+    the training loss (``training.loss``) in the loss weights, from its generated kernel
+    (:mod:`theory.stage1.kernels`)."""
+    return float(KERNELS[(name, *arguments, training.loss)](*_values(model, training)))
 
 
 def token_velocities(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:
@@ -154,6 +123,54 @@ def stage1_selection(model: DataModel, training: Training, noisy: bool) -> dict[
     return _argmax_probabilities(leads, model.group_counts)
 
 
+@dataclass(frozen=True)
+class SelectionError:
+    """The stage-1 selection's share of ``group`` and its model error: the share's change
+    when the race adds the dropped terms' per-token velocity spread (``sd``) to the token
+    scores' (``score_spread``)."""
+
+    group: str
+    share: float
+    with_spread: float
+    score_spread: float
+    sd: float
+
+    @property
+    def model_error(self) -> float:
+        return abs(self.with_spread - self.share)
+
+    def source(self) -> str:
+        return (
+            f"derived: the share's change ({self.share:.3f} -> {self.with_spread:.3f}) when the "
+            f"race adds the dropped terms' per-token velocity sd {self.sd:.3g} to the scores' "
+            f"{self.score_spread:.3g} (independent tokens: an upper bound, a sample's tokens "
+            "share part of them)"
+        )
+
+
+def selection_error(
+    model: DataModel, training: Training, noisy: bool, group: str
+) -> SelectionError:
+    r"""The model error of :func:`stage1_selection`'s share of ``group``: the race of
+    :func:`stage1_selection` with spread :math:`\sqrt{s^2 + \mathrm{sd}^2}`, s the token
+    scores' velocity spread and sd the dropped terms' per-token velocity standard
+    deviation (:func:`theory.stage1.moments.token_velocity_error` of the sample's leader,
+    R or W-), against the race with s alone."""
+    from theory.stage1.moments import token_velocity_error
+
+    sign = -1.0 if noisy else 1.0
+    memo = rate(model, training, "memorisation_rate", noisy)
+    signal = rate(model, training, "signal_rate")
+    spread = abs(memo) * model.score_noise / model.gamma0
+    leader = "W-" if noisy and model.group_counts.get("W-", 0) else "R"
+    sd = token_velocity_error(model, training, leader, noisy=noisy).sample_sd
+    velocities = {g.name: sign * memo * g.score + g.signal * signal for g in model.groups}
+    model_share = stage1_selection(model, training, noisy).get(group, 0.0)
+    wide = math.hypot(spread, sd)
+    race = _argmax_probabilities({g: v / wide for g, v in velocities.items()}, model.group_counts)
+    return SelectionError(group, model_share, race.get(group, 0.0), spread, sd)
+
+
 def argmax_test_accuracy(model: DataModel, z: float) -> float:
     r"""Test accuracy when each test sequence outputs the score of its argmax token:
     :math:`\sum_g P(\text{select } g)\,\Phi(\gamma_g / (\sigma_\epsilon\|\nu\|))`, with the
@@ -170,6 +187,19 @@ def argmax_test_accuracy(model: DataModel, z: float) -> float:
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _standard_normals(samples: int, columns: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The draws of :func:`soft_test_accuracy` (they depend on the token count only: kept,
+    read-only)."""
+    rng = np.random.default_rng(seed)
+    logits, scores = (
+        rng.standard_normal((samples, columns)),
+        rng.standard_normal((samples, columns)),
+    )
+    logits.flags.writeable = scores.flags.writeable = False
+    return logits, scores
+
+
 def soft_test_accuracy(
     model: DataModel, signal_logit: float, query_norm: float, samples: int = 20000, seed: int = 0
 ) -> float:
@@ -179,15 +209,16 @@ def soft_test_accuracy(
     :math:`\gamma_0 (c_g - c'_g) + \zeta_t` (:math:`\xi, \zeta` independent standard /
     score noise, :math:`\beta = \langle\mu_{+1}, q\rangle`), and the prediction is correct
     when :math:`\sum_t \mathrm{softmax}(a)_t(\gamma_0 (c_g - c'_g) + \zeta_t) > 0`.
-    Evaluated by Monte Carlo with ``samples`` draws from a fixed ``seed`` (deterministic).
-    Tends to :func:`argmax_test_accuracy` as :math:`\sigma_\epsilon\|q\| \to \infty` at
-    fixed :math:`\beta/(\sigma_\epsilon\|q\|)`."""
+    Evaluated by Monte Carlo with ``samples`` draws from a fixed ``seed`` (deterministic;
+    the draws, which depend on T only, are kept between calls). Tends to
+    :func:`argmax_test_accuracy` as :math:`\sigma_\epsilon\|q\| \to \infty` at fixed
+    :math:`\beta/(\sigma_\epsilon\|q\|)`."""
     tokens = [model.groups[code] for code in model.position_groups]
     mean_logit = np.array([g.signal * signal_logit for g in tokens])
     mean_score = np.array([model.gamma0 * g.score for g in tokens])
-    rng = np.random.default_rng(seed)
-    logits = mean_logit + model.sigma_eps * query_norm * rng.standard_normal((samples, len(tokens)))
-    scores = mean_score + model.score_noise * rng.standard_normal((samples, len(tokens)))
+    xi, zeta = _standard_normals(int(samples), len(tokens), int(seed))
+    logits = mean_logit + model.sigma_eps * query_norm * xi
+    scores = mean_score + model.score_noise * zeta
     logits -= logits.max(axis=1, keepdims=True)
     weights = np.exp(logits)
     outputs = (weights * scores).sum(axis=1) / weights.sum(axis=1)
@@ -233,6 +264,8 @@ class GapLaw:
     factor: float
 
     def curve(self, tau, scale: float = 1.0) -> np.ndarray:
+        from theory.quadrature.g import quadrature_gap
+
         return quadrature_gap(self.x0, self.rate * scale, np.asarray(tau, dtype=float), self.T)
 
     def bracket(self, tau) -> tuple[np.ndarray, np.ndarray]:
@@ -241,6 +274,8 @@ class GapLaw:
 
 def gap_law(velocity: float, T: int, factor: float, x0: float = 0.0) -> GapLaw:
     r"""The law whose initial velocity is ``velocity`` (rate :math:`c = v\,g'(x_0)`)."""
+    from theory.quadrature.g import g_prime
+
     return GapLaw(x0=x0, rate=float(velocity * g_prime(x0, T)), T=T, factor=factor)
 
 
@@ -375,11 +410,12 @@ __all__ = [
     "gap_velocities",
     "test_selection",
     "stage1_selection",
+    "SelectionError",
+    "selection_error",
     "soft_test_accuracy",
     "argmax_test_accuracy",
     "stage1_noisy_fitting_time",
     "overfitting_threshold",
     "rate",
     "PREDICTION_CONSTANTS",
-    "RECONSTRUCTION",
 ]

@@ -42,13 +42,13 @@ variance are :func:`theory.stage1.moments.velocity_error`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import sympy as sp
 
 from theory.foundation.data_model import TokenGroup, token_groups
-from theory.foundation.losses import weight_expression
+from theory.foundation.losses import LOSSES, weight_expression
 from theory.foundation.symbols import d, eta, gamma0, mu_norm, n, rho, sigma_eps
 
 #: Group sizes (R, W+, W-) and the other symbols of the rates.
@@ -213,7 +213,104 @@ def test_signal_to_noise(table: Groups | None = None, loss: str = "logistic") ->
     return signal_rate(table, loss) / (sigma_eps * sp.sqrt(signal_sq + memo_sq))
 
 
+#: Argument names of the generated kernels (valid identifiers), in the predictions' order.
+KERNEL_ARGUMENTS = (
+    "d",
+    "n",
+    "T",
+    "n_R",
+    "n_Wp",
+    "n_Wm",
+    "rho",
+    "eta",
+    "mu_norm",
+    "sigma_eps",
+    "gamma0",
+    "kappa0",
+)
+#: The rates the predictions evaluate, as (name, arguments, training loss).
+KERNELS: tuple[tuple, ...] = tuple(
+    (*rate, loss)
+    for loss in LOSSES
+    for rate in (
+        ("signal_rate",),
+        ("memorisation_rate", False),
+        ("memorisation_rate", True),
+        *(("token_velocity", g, noisy) for g in ("R", "W+", "W-", "I") for noisy in (False, True)),
+        ("overfitting_ratio",),
+        ("test_signal_to_noise",),
+    )
+)
+#: Where the generated kernels live (:func:`kernels_source` writes it).
+KERNELS_MODULE = "theory/stage1/kernels.py"
+
+
+def kernel_symbols() -> tuple[sp.Symbol, ...]:
+    """The rates' symbols, in the order of :data:`KERNEL_ARGUMENTS`."""
+    return (d, n, T_tokens, n_R, n_A, n_O, rho, eta, mu_norm, sigma_eps, gamma0, kappa0)
+
+
+def kernel_name(name: str, *arguments: str | bool) -> str:
+    """The generated function's name for a rate, its arguments and the training loss."""
+    words = [
+        name,
+        *(("noisy" if a else "clean") if isinstance(a, bool) else str(a) for a in arguments),
+    ]
+    return "_".join(words).replace("W+", "Wp").replace("W-", "Wm")
+
+
+def kernel_expression(name: str, *arguments: str | bool) -> sp.Expr:
+    """The SymPy expression of a rate (:data:`KERNELS`: the name, its arguments, then the
+    training loss)."""
+    *arguments, loss = arguments
+    builders: dict[str, Callable[..., sp.Expr]] = {
+        "signal_rate": lambda: signal_rate(loss=loss),
+        "memorisation_rate": lambda noisy: memorisation_rate(noisy=noisy, loss=loss),
+        "token_velocity": lambda group, noisy: token_velocity(group, noisy, loss=loss),
+        # simplify=False: the same numbers, without the simplification's cost.
+        "overfitting_ratio": lambda: overfitting_ratio(simplify=False, loss=loss),
+        "test_signal_to_noise": lambda: test_signal_to_noise(loss=loss),
+    }
+    return builders[name](*arguments)
+
+
+def kernels_source() -> str:
+    """The source of :data:`KERNELS_MODULE`: each rate of :data:`KERNELS` printed by SymPy
+    as plain Python on ``math`` (the predictions evaluate them without importing SymPy;
+    a test keeps the file equal to this)."""
+    rename = {s: sp.Symbol(k) for s, k in zip(kernel_symbols(), KERNEL_ARGUMENTS, strict=True)}
+    lines = [
+        '"""Stage-1 rates as plain Python: generated from the SymPy expressions of',
+        ":mod:`theory.stage1.rates` by :func:`theory.stage1.rates.kernels_source`; do not edit",
+        '(regenerate it; ``tests/theory/stage1/test_kernels.py`` keeps it equal)."""',
+        "",
+        "import math",
+        "",
+    ]
+    names = []
+    for key in KERNELS:
+        code = sp.pycode(kernel_expression(*key).xreplace(rename))
+        names.append((key, kernel_name(*key)))
+        lines += [
+            "",
+            f"def {names[-1][1]}({', '.join(KERNEL_ARGUMENTS)}):",
+            f"    return {code}",
+            "",
+        ]
+    lines += ["", "KERNELS = {"]
+    lines += [f"    {key!r}: {name}," for key, name in names]
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
 __all__ = [
+    "KERNEL_ARGUMENTS",
+    "KERNELS",
+    "KERNELS_MODULE",
+    "kernel_symbols",
+    "kernel_name",
+    "kernel_expression",
+    "kernels_source",
     "paper_groups",
     "mean_score",
     "loss_weights",

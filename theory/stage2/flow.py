@@ -380,17 +380,20 @@ def solve(
     events: tuple[str, ...] = (),
     stop_at: str | None = None,
     rtol: float = 1e-6,
+    start: tuple[float, State] | None = None,
 ) -> Trajectory:
     r"""Integrate the mean-field flow to :math:`\tau` = ``tau_end`` (in
     :math:`u = \log(1+\tau)`, :data:`SOLVER_METHODS`), recording at ``tau_eval`` and
     locating ``events`` (names of :data:`EVENTS`) by root finding on the solver's dense
-    output; the run stops at the first ``stop_at`` event."""
+    output; the run stops at the first ``stop_at`` event. ``start`` = (time, state) starts
+    it elsewhere than the series at :math:`\tau \to 0` (:func:`initial_state`), e.g. where
+    the GD map hands over (:func:`theory.stage2.discrete.to_flow_state`)."""
     tau_end = Real(0.0, 1e300, closed="neither").check("tau_end", tau_end)
     for name in events + ((stop_at,) if stop_at else ()):
         require(name in EVENTS, "events", name, "one of " + ", ".join(EVENTS))
     shape = pop.scores.shape
-    tau0, start = initial_state(pop)
-    already = {name: 0.0 for name in events if EVENTS[name][1] * EVENTS[name][0](pop, start) > 0}
+    tau0, first = start or initial_state(pop)
+    already = {name: 0.0 for name in events if EVENTS[name][1] * EVENTS[name][0](pop, first) > 0}
     pending = [name for name in events if name not in already]
     if stop_at in already:
         tau_end = min(tau_end, 2 * tau0)
@@ -407,7 +410,7 @@ def solve(
     solution = solve_ivp(
         rhs,
         (math.log1p(tau0), math.log1p(tau_end)),
-        start.pack(),
+        first.pack(),
         method=SOLVER_METHODS[pop.loss],
         t_eval=u_eval,
         events=handlers or None,

@@ -7,28 +7,27 @@ available). Every prediction is read off the mean-field flow of :mod:`theory.sta
 ``model_error``: the effect of the terms the mean field drops, fixed before any
 simulation, for use as an a priori tolerance.
 
-Dropped terms (:func:`dropped_terms`):
+Dropped terms (:func:`dropped_terms`, and per token and per class
+:mod:`theory.stage2.horizon`):
 
-* **class spread** :math:`\delta_0`. A noisy sample's relevant token also moves with the
-  noise-signal cross terms :math:`\langle\epsilon_j, W_0^\top W_0\mu\rangle`
-  (variance :math:`2\kappa_0^2\sigma_\epsilon^2\|\mu\|^2`) and the noise-noise cross terms
-  (variance :math:`2\kappa_0^2\sigma_\epsilon^4 d` each). At :math:`\tau = 0` their sum over
-  a class, relative to the class's mean-field memorisation, has standard deviation
-
-  .. math:: \delta_0^2 = \frac{2}{n_n}\Big[\frac{\|\mu\|^2 (n_c - n_n)^2}
-            {\sigma_\epsilon^2 d^2} + \frac{n}{d}\Big]
-
-  (:math:`n_c, n_n` clean and noisy samples per class). The two classes draw independent
-  spreads, and the first class to collapse protects the other (its collapse inflates
-  :math:`\|p\|^2`, whose radial term locks the other class's selection), so "fewer than
-  half of the noisy samples fitted" is decided by the faster class: the median of the
-  larger of two standard normals, :math:`\xi^* = \Phi^{-1}(2^{-1/2}) = 0.545`, gives
-  that class a memorisation rate :math:`1 + \xi^*\delta_0` times the mean field's.
+* **per-token cross terms**: the noise cross terms of the Gram matrix and of
+  :math:`W_0^\top W_0` move a noisy sample's memorisation gap by a relative
+  :math:`\delta_{\rm tok}` (:func:`token_spread`, integrated along
+  the flow by :func:`flow_token_spread`);
+* **per-class preconditioner** :math:`\kappa_s = \hat\mu_s^\top W_0^\top W_0\hat\mu_s/
+  \kappa_0`, relative spread :math:`\sqrt{2/d}`; it scales the signal's drive, so a
+  boundary in :math:`\|\mu\|` moves by half of it (the GD map's probes measure 0.48-0.52);
 * **score noise** :math:`\delta_s = (\sigma_\epsilon\|\nu\|/\gamma_0)^2` and the second-order
   cross terms :math:`n/d`: the test signal-to-noise ratio :math:`z` is a ratio of sums over
-  all tokens, where the first-order terms average out.
+  all tokens, where the first-order terms average out;
 * **preconditioner spread** :math:`n/d + \sqrt{2/d}`: the relative error of
   :math:`\kappa_p = 2\kappa_0` and of the second-order cross terms in :math:`\|p\|^2`.
+
+An earlier version moved the benign | not-overfitting boundary and the switch by a
+"faster class" factor :math:`\sqrt{1 + 0.545\,\delta_0}` with the classes' spread
+:math:`\delta_0` taken at :math:`\tau = 0`; integrated along the run the per-class spread
+is far smaller (the clean samples' pull that carries it fades once they saturate), and the
+factor moved the boundary away from the measurement. No such correction is made.
 """
 
 from __future__ import annotations
@@ -39,19 +38,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 from scipy import optimize
-from scipy.special import ndtr, ndtri
+from scipy.special import ndtr
 
 from theory.foundation.data_model import DataModel, Training
-from theory.foundation.proof import NUMERIC, RECONSTRUCTION, Derivation
 from theory.foundation.validation import Real, require
 from theory.quadrature import LOG_SLOPE_PER_DECADE
 from theory.stage1.predictions import argmax_test_accuracy, soft_test_accuracy
-from theory.stage2 import flow, laws
+from theory.stage2 import flow
 
-#: Median of the larger of two independent standard normals, :math:`\Phi^{-1}(2^{-1/2})`.
-FASTER_CLASS_QUANTILE = float(ndtri(2**-0.5))
 #: Monte Carlo draws of the finite-temperature test accuracy (3 standard errors ~ 0.004).
 ACCURACY_SAMPLES = 100_000
 
@@ -60,42 +55,33 @@ ACCURACY_SAMPLES = 100_000
 class DroppedTerms:
     """Relative sizes of the terms the mean-field flow drops (see the module docstring)."""
 
-    class_spread: float  # delta_0
     score_noise: float  # delta_s
     cross_second_order: float  # n / d
     preconditioner: float  # n / d + sqrt(2 / d)
+    class_preconditioner: float  # sqrt(2 / d)
 
 
 def dropped_terms(model: DataModel) -> DroppedTerms:
-    r""":math:`\delta_0`, :math:`\delta_s`, :math:`n/d` and :math:`n/d + \sqrt{2/d}` for
-    ``model`` (see the module docstring; :math:`\delta_0 = \infty` without noisy samples)."""
-    noisy = model.noisy_count if model.flip == "exact" else model.n * model.eta
-    per_class_noisy, per_class_clean = noisy / 2, (model.n - noisy) / 2
+    r""":math:`\delta_s`, :math:`n/d`, :math:`n/d + \sqrt{2/d}` and :math:`\sqrt{2/d}` for
+    ``model`` (see the module docstring)."""
     ratio = model.n / model.d
-    if per_class_noisy > 0:
-        signal = model.mu_norm**2 * (per_class_clean - per_class_noisy) ** 2
-        spread = math.sqrt(
-            2 / per_class_noisy * (signal / (model.sigma_eps**2 * model.d**2) + ratio)
-        )
-    else:
-        spread = math.inf
     return DroppedTerms(
-        class_spread=spread,
         score_noise=(model.score_noise / model.gamma0) ** 2,
         cross_second_order=ratio,
         preconditioner=ratio + math.sqrt(2 / model.d),
+        class_preconditioner=math.sqrt(2 / model.d),
     )
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A predicted number, its relative model error, what it is, and (where the value
-    corrects it) the symmetric mean field's own number."""
+    """A predicted number, its relative model error, what it is, and where the error came
+    from (``error_source``)."""
 
     value: float
     model_error: float
     description: str
-    mean_field: float = math.nan
+    error_source: str = ""
 
 
 def _horizon(training: Training, steps: float) -> float:
@@ -154,10 +140,62 @@ def stage2_noisy_fitting_time(
     return run.events["noisy_fitted"]
 
 
+#: The memorisation probe's step for the flow's sensitivities (as the GD map's).
+PROBE = 0.1
+
+
+def token_spread(
+    d: int, integrals: np.ndarray, noisy_logits: np.ndarray, multiplicity: np.ndarray
+) -> float:
+    r"""Relative standard deviation of a noisy sample's memorisation gap (its memorising
+    token, the best non-R one by ``noisy_logits``, over R) from the dropped per-token terms:
+    the noise cross terms of the Gram matrix and of :math:`W_0^\top W_0` add to token x's
+    logit :math:`\sum_{y\ne x}(E_{xy} + F_{xy})H_y` with variances
+    :math:`\sigma_\epsilon^4 d` each, against the kept
+    :math:`\sigma_\epsilon^2 d\,(H_{\rm mem} - H_R)`:
+    :math:`\delta_{\rm tok} = \sqrt{4\sum_y H_y^2/d}\,/\,|H_{\rm mem} - H_R|` (two
+    tokens), :math:`H = \int(\kappa_0 + \pi)h\,d\tau` per cell (``integrals``, rows
+    clean and noisy, R the first slot)."""
+    memorising = 1 + int(np.argmax(noisy_logits[1:]))
+    gap = abs(integrals[1, memorising] - integrals[1, 0])
+    total = float((multiplicity * integrals**2).sum())
+    return math.sqrt(4 * total / d) / gap if gap > 0 else math.inf
+
+
+def flow_token_spread(model: DataModel, training: Training, tau: float) -> float:
+    r""":func:`token_spread` along the flow to ``tau``:
+    :math:`H = \int_0^\tau(\kappa_0 + \pi)h\,d\tau'` by the trapezoid rule on 200
+    geometric points."""
+    pop = flow.population(model, training)
+    times = np.geomspace(tau * 1e-6, tau, 200)
+    run = flow.solve(pop, tau, tau_eval=times)
+    h = np.array([flow.logit_gradient(pop, logits).h for logits in run.logits])
+    integrand = (pop.kappa0 + run.pi)[:, None, None] * h
+    integrals = np.trapezoid(integrand, run.tau, axis=0)
+    return token_spread(model.d, integrals, run.logits[-1, 1], pop.multiplicity)
+
+
+def _flow_error(
+    model: DataModel, training: Training, tau: float, sensitivity: float
+) -> tuple[float, str]:
+    """One sd over the dropped terms of a flow prediction whose d log / d log(memorisation)
+    is ``sensitivity``: per token :func:`flow_token_spread`, per class sqrt(2/d) / 2."""
+    token = flow_token_spread(model, training, tau)
+    per_class = dropped_terms(model).class_preconditioner
+    error = math.hypot(token * sensitivity, per_class / 2)
+    source = (
+        f"derived: one sd over the dropped terms, per token {token:.2%} x sensitivity "
+        f"{abs(sensitivity):.2f}, per class sqrt(2/d) = {per_class:.2%} x 0.5"
+    )
+    return error, source
+
+
 def benign_not_boundary(model: DataModel, training: Training, steps: float) -> Estimate:
-    r"""The :math:`\|\mu\|` above which fewer than half of the noisy samples are fitted after
-    ``steps`` GD steps (benign | not overfitting): the root of
-    :math:`\tau_{\rm fit}(\|\mu\|) = \alpha k`, with the other parameters of ``model``.
+    r"""The :math:`\|\mu\|` above which fewer than half of the noisy samples are fitted
+    after the flow time of ``steps`` steps, :math:`\tau = \alpha k` (benign | not
+    overfitting under the gradient flow; :mod:`theory.stage2.horizon` predicts GD): the
+    root of :math:`\tau_{\rm fit}(\|\mu\|) = \alpha k`, with the other parameters of
+    ``model``.
 
     Mechanism: once the clean samples saturate, their pull on the signal fades like
     :math:`1/\tau`; the noisy samples' memorisation reaches the balance
@@ -167,78 +205,94 @@ def benign_not_boundary(model: DataModel, training: Training, steps: float) -> E
     :math:`n\mathrm{SNR}^2` and :math:`\kappa_0\sigma_\epsilon^2 d\tau/n` only (while
     :math:`\|p\|^2 \ll \kappa_0`), so :math:`\|\mu\|^* \approx \sqrt{\sigma_\epsilon^2 d/n}
     \,\Psi(\kappa_0\sigma_\epsilon^2 d\tau/n)` with :math:`\Psi^2` growing like the log of
-    its argument. The value is the faster class's: the mean-field root times
-    :math:`\sqrt{1 + \xi^*\delta_0}` (the boundary squared scales with the memorisation
-    rate); the model error is that correction, :math:`\sqrt{1 + \xi^*\delta_0} - 1`, since
-    it is only estimated to first order (``mean_field`` keeps the symmetric root)."""
+    its argument. Model error: :func:`_flow_error` with the root's sensitivity to the
+    memorisation (the root again at :math:`\sigma_\epsilon^2 d` times 1 + :data:`PROBE`)."""
     horizon = _horizon(training, steps)
     require_label_noise(model)
+    mu = _flow_root(model, training, horizon, steps, 1.0)
+    if mu is None or mu == 0.0:
+        if mu == 0.0:
+            return Estimate(
+                0.0, 0.0, f"fewer than half of the noisy samples fitted at {steps:g} steps"
+            )
+        return Estimate(math.nan, math.nan, "no boundary below 1e8 x the separable law's")
+    probe = _flow_root(model, training, horizon, steps, 1 + PROBE)
+    sensitivity = math.log(probe / mu) / math.log1p(PROBE) if probe else math.inf
+    error, source = _flow_error(_with_mu(model, mu), training, horizon, sensitivity)
+    return Estimate(
+        mu,
+        error,
+        f"||mu|| above which fewer than half of the noisy samples are fitted at {steps:g} steps",
+        error_source=source,
+    )
+
+
+def _flow_root(
+    model: DataModel, training: Training, horizon: float, steps: float, scale: float
+) -> float | None:
+    """The root of log(tau_fit / horizon) in ||mu|| at memorisation ``scale``; 0 when no
+    noisy sample is fitted even at 1e-3 times the scale's ||mu||; None when none is found."""
     cap = math.e * horizon
 
     def excess(log_mu: float) -> float:
-        time = stage2_noisy_fitting_time(_with_mu(model, math.exp(log_mu)), training, cap)
+        time = stage2_noisy_fitting_time(_with_mu(model, math.exp(log_mu)), training, cap, scale)
         return math.log(min(time, cap * math.e) / horizon)
 
-    scale = math.sqrt(model.sigma_eps**2 * model.d / model.n)
-    if excess(math.log(1e-3 * scale)) > 0:
-        return Estimate(0.0, 0.0, f"fewer than half of the noisy samples fitted at {steps:g} steps")
+    unit = math.sqrt(model.sigma_eps**2 * model.d / model.n)
+    if excess(math.log(1e-3 * unit)) > 0:
+        return 0.0
+    from theory.stage2 import laws
+
     guess = laws.separable_boundary(model, training, steps)
-    mu = _solve_log_root(excess, guess if math.isfinite(guess) else scale, factor=1.25)
-    if mu is None:
-        return Estimate(math.nan, math.nan, "no boundary below 1e8 x the separable law's")
-    correction = math.sqrt(
-        1 + FASTER_CLASS_QUANTILE * dropped_terms(_with_mu(model, mu)).class_spread
-    )
-    return Estimate(
-        mu * correction,
-        correction - 1,
-        f"||mu|| above which fewer than half of the noisy samples are fitted at {steps:g} steps",
-        mean_field=mu,
-    )
+    return _solve_log_root(excess, guess if math.isfinite(guess) else unit, factor=1.25)
 
 
 @dataclass(frozen=True)
 class SwitchTime:
-    r"""When the noisy samples of the faster class leave their relevant token (``tau``,
-    flow time; ``steps`` = tau / alpha), for which token, and when they are fitted;
-    ``model_error`` is relative on the time; ``mean_field_tau`` is the symmetric flow's."""
+    r"""When the mean-field noisy samples leave their relevant token (``tau``, flow time;
+    ``steps`` = tau / alpha), for which token, and when they are fitted; ``model_error``
+    is relative on the time, from ``error_source``."""
 
     tau: float
     steps: float
     token: str
     fitted_tau: float
     model_error: float
-    mean_field_tau: float
+    error_source: str = ""
+
+
+def _switch_run(
+    model: DataModel, training: Training, tau_max: float, scale: float
+) -> flow.Trajectory:
+    pop = flow.population(model, training, scale)
+    events = ("noisy_switched", "noisy_fitted")
+    return flow.solve(pop, tau_max, events=events, stop_at="noisy_fitted")
 
 
 def noisy_switch_time(model: DataModel, training: Training, max_steps: float = 1e40) -> SwitchTime:
     r"""The switch of a noisy sample from R to its memorising token
-    (:math:`\max_{t\ne R} a_t = a_R`), as a function of :math:`n\,\mathrm{SNR}^2`, d and T
-    through the mean-field flow: 0 when the memorising token leads from the start (stage 1,
-    :math:`n\mathrm{SNR}^2` below the stage-1 threshold); of order :math:`n/(\kappa_0
-    \sigma_\epsilon^2 d)` times a function of :math:`n\mathrm{SNR}^2` and T above it
-    (log-time scale invariance of the flow); exponential in :math:`n\mathrm{SNR}^2` far above
-    it (:mod:`theory.stage2.laws`). The value is the faster class's (memorisation rate
-    :math:`1 + \xi^*\delta_0` times the mean field's: half of the noisy samples have then
-    switched); the model error is its relative distance to the symmetric flow's time."""
+    (:math:`\max_{t\ne R} a_t = a_R`) under the gradient flow, as a function of
+    :math:`n\,\mathrm{SNR}^2`, d and T: 0 when the memorising token leads from the start
+    (stage 1, :math:`n\mathrm{SNR}^2` below the stage-1 threshold); of order
+    :math:`n/(\kappa_0\sigma_\epsilon^2 d)` times a function of :math:`n\mathrm{SNR}^2` and
+    T above it (log-time scale invariance of the flow); exponential in
+    :math:`n\mathrm{SNR}^2` far above it (:mod:`theory.stage2.laws`). The mean-field
+    sample is the median one (half of the noisy samples have then switched). Model
+    error: :func:`_flow_error` with the time's sensitivity to the memorisation.
+    :func:`theory.stage2.horizon.switch_time` is GD's."""
     tau_max = _horizon(training, max_steps)
     require_label_noise(model)
-
-    def run(scale: float) -> flow.Trajectory:
-        pop = flow.population(model, training, scale)
-        events = ("noisy_switched", "noisy_fitted")
-        return flow.solve(pop, tau_max, events=events, stop_at="noisy_fitted")
-
-    symmetric = run(1.0)
-    faster = run(1 + FASTER_CLASS_QUANTILE * dropped_terms(model).class_spread)
-    tau, tau_mean_field = faster.events["noisy_switched"], symmetric.events["noisy_switched"]
-    error = abs(tau / tau_mean_field - 1) if 0 < tau_mean_field < math.inf else 0.0
-    logits = faster.logits[-1, 1]
-    others = np.where(np.arange(logits.size) == faster.population.slot("R"), -np.inf, logits)
-    token = faster.population.names[int(np.argmax(others))]
-    return SwitchTime(
-        tau, tau / training.alpha, token, faster.events["noisy_fitted"], error, tau_mean_field
-    )
+    run, probe = (_switch_run(model, training, tau_max, scale) for scale in (1.0, 1 + PROBE))
+    tau, probed = run.events["noisy_switched"], probe.events["noisy_switched"]
+    logits = run.logits[-1, 1]
+    others = np.where(np.arange(logits.size) == run.population.slot("R"), -np.inf, logits)
+    token = run.population.names[int(np.argmax(others))]
+    if 0 < tau < math.inf and 0 < probed < math.inf:
+        sensitivity = math.log(probed / tau) / math.log1p(PROBE)
+        error, source = _flow_error(model, training, tau, sensitivity)
+    else:
+        error, source = 0.0, "exact: the switch is at the start or never"
+    return SwitchTime(tau, tau / training.alpha, token, run.events["noisy_fitted"], error, source)
 
 
 @dataclass(frozen=True)
@@ -258,7 +312,7 @@ class SelectionMetrics:
     accuracy_error: float
 
 
-def _metrics_at(model: DataModel, steps: float, beta: float, query_norm: float) -> SelectionMetrics:
+def metrics_at(model: DataModel, steps: float, beta: float, query_norm: float) -> SelectionMetrics:
     z = beta / (model.sigma_eps * query_norm)
     error = dropped_terms(model)
     shift = error.score_noise + error.cross_second_order
@@ -295,7 +349,7 @@ def late_test_metrics(
     run = flow.solve(pop, float(horizons[-1]), tau_eval=horizons)
     norms = np.sqrt(run.query_norm_sq)
     return [
-        _metrics_at(model, float(k), float(b), float(q))
+        metrics_at(model, float(k), float(b), float(q))
         for k, b, q in zip(steps, run.beta, norms, strict=True)
     ]
 
@@ -326,6 +380,45 @@ def relevant_selection(model: DataModel, z: float) -> float:
             lead = (float(relevant.signal) - float(group.signal)) * z
             product = product * ndtr(_NODES + lead) ** group.count
     return float(_WEIGHTS @ product)
+
+
+@dataclass(frozen=True)
+class SelectionBand:
+    r"""The predicted share of test sequences selecting R and its error band: ``share`` at
+    the stage-1 z; ``low`` and ``high`` over z moved by the dropped terms
+    (:math:`z(1 \pm (\delta_s + n/d))`) and the flow's z at the horizon (what the stage-1
+    z drops: the drift of the learned direction in stage 2)."""
+
+    share: float
+    low: float
+    high: float
+    z: float
+    z_flow: float
+    relative: float
+
+    def contains(self, level: float) -> bool:
+        return self.low <= level <= self.high
+
+    def source(self) -> str:
+        return (
+            f"derived: the share over z = {self.z:.3g} x (1 +- {self.relative:.2g}) (score "
+            f"noise + n/d) and the flow's z = {self.z_flow:.3g} at the horizon: "
+            f"[{self.low:.3f}, {self.high:.3f}]"
+        )
+
+
+def selection_band(model: DataModel, training: Training, z: float, steps: float) -> SelectionBand:
+    r"""The stage-1 prediction's share of test sequences selecting R (argmax limit,
+    :func:`relevant_selection` at ``z``) with its error band after ``steps`` of the flow
+    (see :class:`SelectionBand`)."""
+    terms = dropped_terms(model)
+    relative = terms.score_noise + terms.cross_second_order
+    z_flow = signal_to_noise(model, training, steps)
+    values = [
+        relevant_selection(model, v) for v in (z * (1 - relative), z * (1 + relative), z_flow)
+    ]
+    share = relevant_selection(model, z)
+    return SelectionBand(share, min(share, *values), max(share, *values), z, z_flow, relative)
 
 
 def half_selection_z(model: DataModel) -> float:
@@ -383,10 +476,14 @@ def gap_slope(
     return Estimate(slope, error, f"clean gap per decade over [{start:g}, {stop:g}] steps")
 
 
-def derivations() -> list[Derivation]:
+def derivations() -> list:
     """This module's record, for :mod:`theory.derivations`: the harmful | benign boundary
     (the other predictions are read off the flow the same way; their records are the
     flow's, :mod:`theory.stage2.preconditioner` and :mod:`theory.stage2.laws`)."""
+    import sympy as sp
+
+    from theory.foundation.proof import NUMERIC, RECONSTRUCTION, Derivation
+
     mu_star, tau, beta = sp.symbols("||mu||* tau beta", positive=True)
     sigma, q_norm, z_half = sp.symbols("sigma_epsilon ||q|| z_1/2", positive=True)
     z = sp.Function("z")
@@ -413,20 +510,25 @@ def derivations() -> list[Derivation]:
 
 
 __all__ = [
-    "FASTER_CLASS_QUANTILE",
     "ACCURACY_SAMPLES",
     "DroppedTerms",
     "dropped_terms",
     "require_label_noise",
     "Estimate",
     "stage2_noisy_fitting_time",
+    "PROBE",
+    "flow_token_spread",
+    "token_spread",
     "benign_not_boundary",
     "SwitchTime",
     "noisy_switch_time",
     "SelectionMetrics",
+    "metrics_at",
     "late_test_metrics",
     "signal_to_noise",
     "relevant_selection",
+    "SelectionBand",
+    "selection_band",
     "half_selection_z",
     "harmful_benign_boundary",
     "gap_slope",

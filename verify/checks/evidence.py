@@ -1,12 +1,14 @@
 r"""The simulations the checks measure: many seeds of the paper's presets, run in parallel,
 each reduced to what the checks read.
 
-Two kinds of run per (preset, seed): ``gd``, the paper's protocol (1000 GD steps, logged
-every 10 steps and at step 1, whose logits give the exact initial velocities since
-:math:`p(0) = 0`: :math:`a(1) = \alpha\,\dot a(0)`); and ``flow``, gradient flow to a long
-horizon on log-spaced points. Test metrics are the population's (no finite test set).
-Each run watches the event "every noisy sample is fitted" at full resolution (the GD
-step, or the flow time by root-finding on the solver's dense output).
+Three kinds of run per (preset, seed), all on the seed's one draw and its one reduced
+set-up (:func:`seed_group`): ``gd``, the paper's protocol (1000 GD steps, logged every 10
+steps and at step 1, whose logits give the exact initial velocities since :math:`p(0) =
+0`: :math:`a(1) = \alpha\,\dot a(0)`); ``flow``, gradient flow to a long horizon on
+log-spaced points; and ``event``, the flow time at which every noisy sample is fitted,
+located at full resolution by root-finding on the solver's dense output (the flow stops
+there). The long flows of the presets read along their path locate that time too. Test
+metrics are the population's (no finite test set).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from theory.foundation.data_model import GROUP_NAMES
+from verify.output.tables import number
 from verify.sim.config import RunConfig, preset
 from verify.sim.history import History
 
@@ -53,11 +56,41 @@ def run_record(result: Any, noisy_fitted_at: float | None) -> dict[str, Any]:
     }
 
 
+def fit_time(config: RunConfig, data: Any, setup: Any, statistics: Any) -> float | None:
+    """The flow time (in steps) at which every noisy sample is fitted, or ``None`` when
+    that does not happen within ``config``'s horizon: the flow watching the event, one
+    solver step at a time, stopped once the event is located (the steps after it cannot
+    move it, so the time is the one a run to the horizon finds)."""
+    from verify.runtime.threads import single_blas_thread
+    from verify.sim.engines.base import NonFiniteError
+    from verify.sim.engines.flow import FlowEngine
+
+    engine = FlowEngine(config, data, setup=setup, statistics=statistics)
+    event = engine.watch("noisy fitted", noisy_margin_event(data))
+    horizon = config.training.steps
+    try:
+        with single_blas_thread():
+            while event.at is None and engine.steps_done < horizon:
+                engine.step(horizon)
+    except NonFiniteError:
+        pass  # a run that stops early keeps what it located, as simulate() does
+    return event.at
+
+
+def finished(result: Any) -> Any:
+    """``result``, unless Ctrl-C stopped it (a cut-short run is not evidence: the
+    interrupt goes on to stop the check)."""
+    if result.status.value == "interrupted":
+        raise KeyboardInterrupt(result.message)
+    return result
+
+
 def seed_group(point: Mapping[str, Any]) -> dict[str, list[Any]]:
-    """Worker: for a group of seeds of one preset, drawn once each, the GD runs (trained
-    together on their own statistics), the long flow runs, and the times at which every
-    noisy sample is fitted (short flows watching the event: root-finding on the dense
-    output). Each kind runs on a prefix of the group's seeds."""
+    """Worker: for a group of seeds of one preset, drawn once each and set up once each
+    (the reduced set-up every kind of run on that seed reads), the GD runs (trained
+    together on their own statistics), the long flow runs (watching when every noisy
+    sample is fitted where the plan reads it, ``fit_time``), and those times alone
+    (:func:`fit_time`). Each kind runs on a prefix of the group's seeds."""
     from verify.sim.batch import simulate_independent
     from verify.sim.data import generate
     from verify.sim.engines.base import reduced_setup
@@ -69,19 +102,25 @@ def seed_group(point: Mapping[str, Any]) -> dict[str, list[Any]]:
     setups = [reduced_setup(c, data) for c, data in zip(draws, datas, strict=True)]
     statistics = [setup.statistics() for setup in setups]
 
-    def flow(values: Mapping[str, Any], index: int) -> tuple[Any, float | None]:
+    def flow(values: Mapping[str, Any], index: int) -> dict[str, Any]:
         config = RunConfig.from_dict(values)
         engine = FlowEngine(config, datas[index], setup=setups[index], statistics=statistics[index])
-        event = engine.watch("noisy fitted", noisy_margin_event(datas[index]))
-        return simulate(config, data=datas[index], engine=engine), event.at
+        watched = point["fit_time"]
+        event = engine.watch("noisy fitted", noisy_margin_event(datas[index])) if watched else None
+        result = finished(simulate(config, data=datas[index], engine=engine))
+        return run_record(result, event.at if event is not None else None)
+
+    def event(values: Mapping[str, Any], index: int) -> float | None:
+        config = RunConfig.from_dict(values)
+        return fit_time(config, datas[index], setups[index], statistics[index])
 
     gd_configs = [RunConfig.from_dict(values) for values in point["gd"]]
     count = len(gd_configs)
     gd = simulate_independent(gd_configs, datas[:count], statistics[:count]) if count else []
     return {
-        "gd": [run_record(result, None) for result in gd],
-        "flow": [run_record(*flow(values, index)) for index, values in enumerate(point["flow"])],
-        "event": [flow(values, index)[1] for index, values in enumerate(point["event"])],
+        "gd": [run_record(finished(result), None) for result in gd],
+        "flow": [flow(values, index) for index, values in enumerate(point["flow"])],
+        "event": [event(values, index) for index, values in enumerate(point["event"])],
     }
 
 
@@ -179,7 +218,8 @@ RUN_KINDS = ("gd", "flow", "event", "scan")
 @dataclass(frozen=True)
 class Need:
     """Runs a check needs: ``seeds`` runs of ``kind`` (:data:`RUN_KINDS`); for a flow,
-    ``path`` when it reads the population metrics at every log point, not only the last."""
+    ``path`` when it reads the run along its path: the population metrics at every log
+    point, not only the last, and the time every noisy sample is fitted."""
 
     kind: str
     seeds: int
@@ -203,11 +243,16 @@ class EvidencePlan:
     flow_steps: int = 10**12
     flow_points: int = 49
     scan_seeds: int = 0
-    group_size: int = 8
+    #: Seeds per evidence point: one, so that points are small (the workers finish
+    #: together, and an interrupted check keeps all but the points in flight); the runs on
+    #: a seed give the same numbers in a group of any size.
+    group_size: int = 1
     event_seeds: tuple[tuple[str, int], ...] = (("harmful", 32), ("benign", 64))
     event_steps: int = 10**4
-    #: Presets whose flows record the population metrics at every log point (the delayed
-    #: generalisation reads the test loss along the path); the others at the end only.
+    #: Presets whose flows record the population metrics at every log point and the time
+    #: every noisy sample is fitted (the delayed generalisation reads the test loss along
+    #: the path against that time); the others record them at the end only and do not
+    #: watch for it (watching evaluates the solver's dense output at every step).
     path_presets: tuple[str, ...] = ("benign",)
     scan_mu: tuple[float, ...] = tuple(float(v) for v in np.geomspace(5.0, 640.0, 29))
 
@@ -305,7 +350,8 @@ class EvidencePlan:
 
     def points(self) -> list[dict[str, Any]]:
         """Seed groups of :attr:`group_size` per preset (each kind on its prefix of the
-        seeds), then one boundary scan per scan seed."""
+        seeds; ``fit_time``: whether its long flows locate when every noisy sample is
+        fitted), then one boundary scan per scan seed."""
         groups = []
         for name in self.presets:
             total = max(self.seeds(name, kind) for kind in ("gd", "flow", "event"))
@@ -315,6 +361,7 @@ class EvidencePlan:
                     {
                         "preset": name,
                         "kind": "seeds",
+                        "fit_time": name in self.path_presets,
                         "draws": [self.config(name, "gd", seed).to_dict() for seed in seeds],
                         **{
                             kind: [
@@ -353,20 +400,15 @@ class Evidence:
         return self.runs[(name, kind)]
 
     @classmethod
-    def collect(cls, plan: EvidencePlan, executor: Any, progress: Any = None) -> Evidence:
-        """Run every point of ``plan`` on ``executor`` (``map_unordered``)."""
-        points = plan.points()
-        records: list[Any] = [None] * len(points)
-        for done, (index, record) in enumerate(
-            executor.map_unordered(evidence_point, points), start=1
-        ):
-            records[index] = record
-            if progress:
-                progress(done, len(points), points[index])
+    def from_records(
+        cls, plan: EvidencePlan, points: Sequence[Mapping[str, Any]], records: Sequence[Any]
+    ) -> Evidence:
+        """The evidence of ``plan`` from each point's record (``points`` in plan order, as
+        :meth:`EvidencePlan.points` gives them, and their records)."""
         evidence = cls(plan)
         for point, record in zip(points, records, strict=True):
             if point["kind"] == "scan":
-                evidence.scans.append(record)
+                evidence.scans.append({key: [number(v) for v in record[key]] for key in record})
                 continue
             for kind in ("gd", "flow"):
                 evidence.runs.setdefault((point["preset"], kind), []).extend(

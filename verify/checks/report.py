@@ -1,72 +1,50 @@
-"""The check report: a console table, ``report.md`` and ``report.json`` (written atomically),
-each with the checks in three groups: agreements, disagreements as registered, and the
-unexpected (a new failure, or a registered disagreement that now agrees)."""
+"""The check report: a console table, ``report.md``, ``report.json`` and ``report.html``
+(written atomically; the HTML page is :mod:`verify.checks.report_html`), each with the
+checks in three groups: agreements, disagreements as registered, and the unexpected (a new
+failure, or a registered disagreement that now agrees). A one-sided check's row says what
+it tests (a threshold, a bound and its direction); an interval is shown clipped to the
+estimate's possible range, and says so."""
 
 from __future__ import annotations
 
-import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from verify.checks.registry import CheckResult, Verdict
+from verify.checks.registry import CheckResult
+from verify.checks.report_cells import (
+    grouped,
+    measured_cell,
+    number,
+    predicted_cell,
+    summary_line,
+    tolerance_cell,
+)
+from verify.checks.report_html import html
 from verify.output.files import atomic_write_json, atomic_write_text
 from verify.output.provenance import provenance
 
-GROUPS = (
-    (
-        "Unexpected (a new failure, or a registered disagreement that now agrees)",
-        (Verdict.NEW_FAILURE, Verdict.NOW_AGREES),
-    ),
-    ("Disagreements, as registered", (Verdict.DISAGREES_AS_REGISTERED,)),
-    ("Agreements", (Verdict.AGREES,)),
-)
 COLUMNS = ("check", "paper", "predicted", "measured [95% CI]", "tolerance", "verdict")
 #: Console column widths (sum + separators = 120 characters).
-CONSOLE_WIDTHS = (32, 16, 11, 27, 10, 14)
-
-
-def number(value: float) -> str:
-    if not math.isfinite(value):
-        return str(value)
-    return f"{value:.4g}"
+CONSOLE_WIDTHS = (30, 14, 15, 27, 10, 14)
 
 
 def cells(result: CheckResult) -> tuple[str, ...]:
     m = result.measurement
-    low, high = m.interval
-    measured = f"{number(m.measured)} [{number(low)}, {number(high)}]"
     return (
         result.name,
         str(result.check.paper),
-        number(m.predicted),
-        measured,
-        f"±{number(m.tolerance)}",
+        predicted_cell(m),
+        measured_cell(m),
+        tolerance_cell(m),
         result.verdict.value,
     )
 
 
-def grouped(results: Sequence[CheckResult]) -> list[tuple[str, list[CheckResult]]]:
-    return [(title, [r for r in results if r.verdict in verdicts]) for title, verdicts in GROUPS]
-
-
-def summary_line(results: Sequence[CheckResult]) -> str:
-    """The last line of ``verify check``: counts, and whether anything is unexpected."""
-    count = {verdict: sum(r.verdict is verdict for r in results) for verdict in Verdict}
-    unexpected = count[Verdict.NEW_FAILURE] + count[Verdict.NOW_AGREES]
-    head = (
-        f"{len(results)} checks: {count[Verdict.AGREES]} agree, "
-        f"{count[Verdict.DISAGREES_AS_REGISTERED]} disagree as registered, "
-        f"{unexpected} unexpected"
-    )
-    return head + (
-        " -- nothing unexpected" if unexpected == 0 else " -- UNEXPECTED results, see above"
-    )
-
-
 def console_table(results: Sequence[CheckResult], widths: Sequence[int] = CONSOLE_WIDTHS) -> str:
-    """The results in three groups, fitting a 120-column terminal (long cells wrap)."""
+    """The results in three groups, fitting a 120-column terminal (long cells wrap); the
+    summary line is the caller's to print, once, last."""
 
     def line(row: Sequence[str]) -> list[str]:
         wrapped = [
@@ -93,7 +71,6 @@ def console_table(results: Sequence[CheckResult], widths: Sequence[int] = CONSOL
         ]
         for result in members:
             out += line(cells(result))
-    out += ["", summary_line(results)]
     return "\n".join(out)
 
 
@@ -133,11 +110,11 @@ def markdown_row(result: CheckResult) -> str:
     row = (
         *cells(result)[:2],
         result.check.horizon,
-        number(m.predicted),
-        cells(result)[3],
+        predicted_cell(m),
+        measured_cell(m),
         m.samples,
-        number(m.model_error),
-        number(m.tolerance),
+        "n/a" if m.at_least else number(m.model_error),
+        tolerance_cell(m),
         m.estimator,
         f"**{result.verdict.value}**",
     )
@@ -192,7 +169,15 @@ def markdown(results: Sequence[CheckResult], meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(results: Sequence[CheckResult], out_dir: str | Path, meta: dict[str, Any]) -> None:
+def write_report(
+    results: Sequence[CheckResult],
+    out_dir: str | Path,
+    meta: dict[str, Any],
+    ledger: Mapping[str, Any] | None = None,
+    figures: Sequence[tuple[str, bytes]] = (),
+) -> None:
+    """``report.md``, ``report.json`` and ``report.html`` (with the claim ledger on top when
+    given, and the experiments' ``figures``, each a caption and PNG bytes)."""
     out = Path(out_dir)
     meta = {**meta, "provenance": provenance()}
     atomic_write_text(out / "report.md", markdown(results, meta))
@@ -205,6 +190,7 @@ def write_report(results: Sequence[CheckResult], out_dir: str | Path, meta: dict
             "checks": [r.as_dict() for r in results],
         },
     )
+    atomic_write_text(out / "report.html", html(results, meta, ledger, figures))
 
 
 __all__ = ["console_table", "mutation_table", "markdown", "write_report", "summary_line", "grouped"]

@@ -12,6 +12,7 @@ from typing import Any
 
 from theory.stage1.predictions import Stage1Predictions, stage1_predictions
 from verify.checks.catalogue import Claims, Selection, answerable, bind_checks, plan_for
+from verify.checks.collection import EvidenceStore, collect_evidence
 from verify.checks.evidence import Evidence, EvidencePlan, untrained
 from verify.checks.registry import Check, CheckResult, can_fail
 from verify.sim.config import PRESETS, preset
@@ -38,17 +39,20 @@ def collect(
     plan: EvidencePlan,
     executor: Any = None,
     progress: Callable[[str, int, int], None] | None = None,
+    store: EvidenceStore | None = None,
 ) -> Evidence:
-    """The plan's runs, on ``executor`` (a process pool of two by default)."""
+    """The plan's runs, on ``executor`` (a process pool of two by default), each point
+    kept in ``store`` as it finishes (and read from it when a rerun finds it there)."""
     from verify.runtime.executors import make_executor
 
     owned = executor is None
     executor = executor or make_executor(workers=2)
     try:
-        return Evidence.collect(
+        return collect_evidence(
             plan,
             executor,
-            None if progress is None else lambda done, total, _: progress("runs", done, total),
+            store,
+            None if progress is None else lambda done, total: progress("runs", done, total),
         )
     finally:
         if owned:

@@ -5,13 +5,16 @@ the noise tokens, so they share their set-up (:func:`verify.sim.batch.simulate_g
 :math:`\|\mu\|` adding its signal to the shared products in :math:`O(N^2)`, and train in
 one compiled loop. Test metrics are the population's (no finite test
 set, no sampling noise). Columns are resumable sweep points; tables first, then the
-figure drawn from them, with the theory's boundary computed by :mod:`theory`.
+figure drawn from them, with the theory's boundary computed by :mod:`theory` (computed,
+with the table and figure libraries imported, while the columns run).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -120,9 +123,27 @@ def theory_rows(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
     ]
 
 
+def prepare_tables_and_figure(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
+    """What the tables and the figure need besides the cells, made while the columns run:
+    the theory's boundary (:func:`theory_rows`), and the table and figure libraries
+    imported (pandas and pyarrow for Parquet, matplotlib), so that what follows the last
+    column is only writing and drawing."""
+    from verify.plots.style import pyplot
+
+    rows = theory_rows(settings)
+    with contextlib.suppress(ImportError):  # Parquet is written only when they are present
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+    pyplot()
+    return rows
+
+
 def compute_phase_diagram(
     settings: PhaseDiagramSettings, store: ResultStore, executor: Executor, progress: bool
 ) -> ExperimentOutput:
+    side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="phase-diagram")
+    prepared = side.submit(prepare_tables_and_figure, settings)
+    side.shutdown(wait=False)  # an interrupted sweep does not wait for it
     report = run_sweep(
         column_points(settings),
         phase_column,
@@ -131,10 +152,11 @@ def compute_phase_diagram(
         progress=progress,
         desc="phase diagram",
     )
+    theory = prepared.result()
     return ExperimentOutput(
         tables={
             "phase_diagram": cell_rows(report.records, settings),
-            "phase_theory": theory_rows(settings),
+            "phase_theory": theory,
         },
         record={
             "columns": len(report.records),

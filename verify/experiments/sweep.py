@@ -22,6 +22,7 @@ from typing import Any
 
 from verify.output.provenance import provenance
 from verify.runtime.executors import Executor, PointFailed, make_executor
+from verify.runtime.progress import progress as progress_stage
 from verify.runtime.store import ResultStore, Worker, canonical, make_record, point_key
 
 
@@ -78,8 +79,6 @@ def run_sweep(
     ``KeyboardInterrupt`` (from Ctrl-C or from a worker) first saves every finished
     point, then propagates. Returns the records of all finished points, in point order.
     """
-    from tqdm.auto import tqdm
-
     started = time.perf_counter()
     store = store if isinstance(store, ResultStore) else ResultStore(store)
     keyed: dict[str, Mapping[str, Any]] = {}
@@ -93,15 +92,7 @@ def run_sweep(
     versions = provenance()
     owned = executor is None
     executor = executor if executor is not None else make_executor()
-    bar = tqdm(
-        total=len(keyed),
-        initial=len(records),
-        desc=desc,
-        unit="run",
-        dynamic_ncols=True,
-        disable=not progress,
-        smoothing=0.05,
-    )
+    bar = progress_stage(len(keyed), desc, "run", enabled=progress, initial=len(records))
 
     def save(index: int, outcome: Mapping[str, Any]) -> None:
         key = todo[index]

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from verify.output.files import atomic_write_bytes
 from verify.realworld.assets import cache_directory
 from verify.realworld.backbones import LastLayerInputs
+from verify.runtime.progress import progress_iter
 
 CHUNK = 256
 DIRECTORY_ENVIRONMENT_VARIABLE = "BENIGN_ATTENTION_FEATURES"
@@ -87,11 +87,8 @@ def cached_last_layer_inputs(
         inputs = backbone.last_layer_inputs(subset)
     else:
         chunks = []
-        for start in tqdm(
-            range(0, len(indices), CHUNK),
-            desc=f"cache {data.name}",
-            disable=not progress,
-            unit="chunk",
+        for start in progress_iter(
+            range(0, len(indices), CHUNK), f"cache {data.name}", "chunk", enabled=progress
         ):
             chunks.append(
                 backbone.last_layer_inputs(

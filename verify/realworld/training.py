@@ -21,12 +21,12 @@ from collections.abc import Callable
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from verify.realworld.epochs import evaluation_epochs
 from verify.realworld.members import MemberData, stream
 from verify.realworld.optimise import MemberOptimiser
 from verify.realworld.readout import Heads, LastLayer, PreparedInputs, QueryKey, max_attention
+from verify.runtime.progress import progress_iter
 
 CHUNK = 200  # examples per group and forward pass in evaluation and full-batch training
 
@@ -169,9 +169,7 @@ def train_and_record(
     """Train for ``epochs`` and return each member's history (one row per evaluation)."""
     histories: list[list[dict]] = [[] for _ in range(len(trainer.weights))]
     evaluated = set(evaluation_epochs(epochs, every))
-    for epoch in tqdm(
-        range(epochs + 1), desc="epochs", unit="epoch", disable=not progress, leave=False
-    ):
+    for epoch in progress_iter(range(epochs + 1), "epochs", "epoch", enabled=progress, leave=False):
         if epoch in evaluated:
             for history, row in zip(histories, trainer.evaluate(test, test_labels), strict=True):
                 history.append({"epoch": epoch, **row})

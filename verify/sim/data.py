@@ -19,7 +19,10 @@ and gives bit for bit the same data as a fresh draw.
 from __future__ import annotations
 
 import io
+import math
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -187,8 +190,11 @@ def drawn_head(
     return head.nu, head.nu0
 
 
+@lru_cache(maxsize=1024)
 def noise_config(config: RunConfig) -> RunConfig:
-    """``config`` with every field the noise does not depend on at its default (cache key)."""
+    """``config`` with every field the noise does not depend on at its default (cache key;
+    remembered, since a batch asks for it several times a run and building a validated
+    configuration costs a few milliseconds)."""
     m = config.model
     return RunConfig.build(
         seed=config.seed,
@@ -223,6 +229,62 @@ def initial_weights(config: RunConfig) -> np.ndarray:
 # -- external data ---------------------------------------------------------------------
 
 REQUIRED_ARRAYS = ("X_train", "y_train", "X_test", "y_test")
+#: Bytes of an archive member read (and checksummed) at a time.
+READ_CHUNK = 1 << 24
+#: Fixed part of a zip member's local header; the name and the extra field follow it.
+LOCAL_HEADER = struct.Struct("<4s22xHH")
+
+
+def _stored_array(stream: io.BufferedReader, member: zipfile.ZipInfo) -> np.ndarray | None:
+    """One uncompressed ``.npy`` member read straight into its array (one copy, its
+    CRC-32 checked as ``numpy.load`` checks it); ``None`` when the member is compressed
+    or is not a plain numeric array (``numpy.load`` then reads it, and says why not)."""
+    if member.compress_type != zipfile.ZIP_STORED or not member.filename.endswith(".npy"):
+        return None
+    stream.seek(member.header_offset)
+    signature, name_length, extra_length = LOCAL_HEADER.unpack(stream.read(LOCAL_HEADER.size))
+    if signature != b"PK\x03\x04":
+        return None
+    start = stream.seek(member.header_offset + LOCAL_HEADER.size + name_length + extra_length)
+    try:
+        version = np.lib.format.read_magic(stream)
+        read_header = {
+            (1, 0): np.lib.format.read_array_header_1_0,
+            (2, 0): np.lib.format.read_array_header_2_0,
+        }[version]
+        shape, fortran_order, dtype = read_header(stream)
+    except (ValueError, KeyError):
+        return None
+    header = stream.tell() - start
+    if dtype.hasobject or header + math.prod(shape) * dtype.itemsize != member.file_size:
+        return None
+    array = np.empty(shape, dtype=dtype, order="F" if fortran_order else "C")
+    stream.seek(start)
+    checksum = zlib.crc32(stream.read(header))
+    view = memoryview(array.reshape(-1, order="A").view(np.uint8).data)
+    for first in range(0, array.nbytes, READ_CHUNK):
+        chunk = view[first : first + READ_CHUNK]
+        if stream.readinto(chunk) != len(chunk):
+            raise EOFError(f"{member.filename} ends early")
+        checksum = zlib.crc32(chunk, checksum)
+    if checksum != member.CRC:
+        raise zipfile.BadZipFile(f"Bad CRC-32 for file {member.filename!r}")
+    return array
+
+
+def _read_stored(path: Path) -> dict[str, np.ndarray] | None:
+    """Every array of an ``.npz`` written by ``numpy.savez`` (no compression), each read
+    once from the file into its array; ``None`` when a member needs ``numpy.load``."""
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+    arrays = {}
+    with open(path, "rb") as stream:
+        for member in members:
+            array = _stored_array(stream, member)
+            if array is None:
+                return None
+            arrays[member.filename[: -len(".npy")]] = array
+    return arrays
 
 
 def read_npz(path: str | Path) -> dict[str, np.ndarray]:
@@ -247,6 +309,9 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
         "an .npz archive written by numpy.savez (this file is not a zip archive)",
     )
     try:
+        stored = _read_stored(path)
+        if stored is not None:
+            return stored
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
             raise InvalidParameter(
@@ -274,6 +339,17 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
         ) from None
 
 
+def all_finite(values: np.ndarray) -> bool:
+    """Whether every entry is finite: a NaN or an infinity makes the sum non-finite, so a
+    finite sum settles it in one pass; only a sum that overflows needs the entrywise test."""
+    if values.dtype.kind != "f":
+        return True
+    with np.errstate(over="ignore", invalid="ignore"):
+        if math.isfinite(float(np.sum(values, dtype=np.float64))):
+            return True
+    return bool(np.isfinite(values).all())
+
+
 def _array(arrays: dict[str, np.ndarray], key: str, ndim: int, shape_text: str) -> np.ndarray:
     value = arrays[key]
     require(
@@ -286,7 +362,7 @@ def _array(arrays: dict[str, np.ndarray], key: str, ndim: int, shape_text: str) 
         f"an array of shape {shape_text}",
     )
     require(
-        bool(np.all(np.isfinite(value))),
+        all_finite(value),
         f"data_from:{key}",
         "non-finite entries",
         "finite numbers only",

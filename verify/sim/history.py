@@ -141,13 +141,22 @@ COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in COLUMNS)
 BY_NAME: dict[str, Column] = {column.name: column for column in COLUMNS}
 
 
-def require_declared(names: Iterable[str]) -> tuple[str, ...]:
+def declared(columns: Iterable[Column]) -> dict[str, Column]:
+    """A column set by name (a model other than the bare one declares its own, e.g. the
+    encoder's :data:`verify.encoder.observables.ENCODER_COLUMNS`)."""
+    return {column.name: column for column in columns}
+
+
+def require_declared(
+    names: Iterable[str], columns: Mapping[str, Column] = BY_NAME
+) -> tuple[str, ...]:
+    """``names`` as a tuple, if they are distinct columns of the declared set ``columns``."""
     names = tuple(names)
-    unknown = [name for name in names if name not in BY_NAME]
+    unknown = [name for name in names if name not in columns]
     if unknown or len(set(names)) != len(names):
         raise ValueError(
             f"history columns {names} are not distinct declared columns (unknown: "
-            f"{unknown}); declared: {', '.join(COLUMN_NAMES)}"
+            f"{unknown}); declared: {', '.join(columns)}"
         )
     return names
 
@@ -204,8 +213,14 @@ def row_of(record: Mapping[str, Any]) -> Row:
 class History:
     """Columns of float64 values, one entry per log point (see the module docstring)."""
 
-    def __init__(self, names: Sequence[str] = COLUMN_NAMES, values: Any = None):
-        self.names = require_declared(names)
+    def __init__(
+        self,
+        names: Sequence[str] = COLUMN_NAMES,
+        values: Any = None,
+        columns: Mapping[str, Column] = BY_NAME,
+    ):
+        self.columns = columns
+        self.names = require_declared(names, columns)
         data = np.zeros((0, len(self.names))) if values is None else values
         self._data = np.array(data, dtype=np.float64, ndmin=2).reshape(-1, len(self.names))
         self._size = len(self._data)
@@ -215,7 +230,7 @@ class History:
         """Record one log point (``row`` has every column of this history, no other);
         returns it as a :class:`Row`."""
         if len(row) != len(self.names):
-            require_declared(row)
+            require_declared(row, self.columns)
             raise ValueError(f"a history row needs the columns {self.names}, got {tuple(row)}")
         if self._size == len(self._data):
             grown = np.empty((max(16, 2 * self._size), len(self.names)))
@@ -261,14 +276,14 @@ class History:
                 self.values[:, self.names.index(key)] if key in self.names else self._missing(key)
             )
         if isinstance(key, slice):
-            return History(self.names, self.values[key])
+            return History(self.names, self.values[key], self.columns)
         return Row(self.names, self.values[key].copy())
 
     def _missing(self, name: str) -> np.ndarray:
         raise KeyError(f"{name!r} is not a column of this history ({', '.join(self.names)})")
 
     def __getattr__(self, name: str) -> np.ndarray:
-        if name.startswith("_") or name not in BY_NAME:
+        if name.startswith("_") or name not in self.columns:
             raise AttributeError(name)
         try:
             return self[name]
@@ -283,7 +298,8 @@ class History:
 
     def select(self, names: Sequence[str]) -> History:
         """These columns only, in this order."""
-        return History(names, self.values[:, [self.names.index(name) for name in names]])
+        indices = [self.names.index(name) for name in names]
+        return History(names, self.values[:, indices], self.columns)
 
     def keys(self) -> tuple[str, ...]:
         return self.names

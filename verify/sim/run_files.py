@@ -2,9 +2,10 @@ r"""A run's files: ``config.json``, ``summary.json``, ``history.csv``, ``attenti
 ``gaps.csv``.
 
 While the run goes on, each log point's history row is appended to
-``history.partial.csv`` and flushed, so a run killed outright keeps everything up to its
-last log point; when the run ends (completed, interrupted or failed) every file is
-written atomically and the partial file is removed.
+``history.partial.csv`` and flushed as soon as it is complete (log points are completed
+in batches of :data:`~verify.sim.simulate.FLUSH_POINTS`), so a run killed outright keeps
+everything up to its last completed batch; when the run ends (completed, interrupted or
+failed) every file is written atomically and the partial file is removed.
 
 Tables are tidy, one row per log point and sample: ``attention.csv`` has the attention
 probability of each token position (columns ``p_t<t>_<group>``), ``gaps.csv`` the gap
@@ -26,7 +27,7 @@ import numpy as np
 from theory.foundation.data_model import GROUP_NAMES
 from verify.output.files import atomic_write_json, atomic_write_text, numeric_csv
 from verify.output.provenance import provenance
-from verify.sim.history import History
+from verify.sim.history import BY_NAME, Column, History
 from verify.sim.simulate import RunResult
 
 PARTIAL_HISTORY = "history.partial.csv"
@@ -119,12 +120,13 @@ def write_run(result: RunResult, out: str | Path) -> Path:
     return RunWriter(out).finish(result)
 
 
-def read_history(path: str | Path) -> History:
-    """A ``history.csv`` (or ``history.partial.csv``) read back as a :class:`History`."""
+def read_history(path: str | Path, columns: Mapping[str, Column] = BY_NAME) -> History:
+    """A ``history.csv`` (or ``history.partial.csv``) read back as a :class:`History` of
+    the declared column set ``columns`` (the bare model's by default)."""
     text = Path(path).read_text(encoding="utf-8")
     header = text.split("\n", 1)[0].split(",")
     values = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
-    return History(header, values.reshape(-1, len(header)))
+    return History(header, values.reshape(-1, len(header)), columns)
 
 
 __all__ = [

@@ -21,6 +21,7 @@ import numpy as np
 
 from theory.foundation.stability import max_stable_step
 from verify.runtime.interrupts import exit_status, reason
+from verify.runtime.progress import progress as progress_stage
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines import draw_data, engine_traits, make_engine
@@ -57,11 +58,17 @@ def logging_steps(config: RunConfig) -> np.ndarray:
     linear = interval * np.arange(0, math.floor(steps / interval) + 1, dtype=np.float64)
     count = config.recording.log_geometric
     geometric = (
-        np.unique(np.floor(np.geomspace(1.0, max(steps, 1.0), count)))
-        if count and steps >= 1
-        else np.zeros(0)
+        np.floor(np.geomspace(1.0, max(steps, 1.0), count)) if count and steps >= 1 else np.zeros(0)
     )
-    return np.unique(np.concatenate([[0.0, steps], linear, geometric]))
+    return sorted_unique(np.concatenate([[0.0, steps], linear, geometric]))
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``numpy.unique`` of finite floats, without the masked-array module it imports."""
+    ordered = np.sort(values)
+    keep = np.ones(ordered.shape, dtype=bool)
+    keep[1:] = ordered[1:] != ordered[:-1]
+    return ordered[keep]
 
 
 @dataclass
@@ -348,9 +355,11 @@ def health_warnings(config: RunConfig, row: Mapping[str, float], warned: set[str
 
 #: Captured log points completed together (their test logits and norms in one stacked
 #: product). A fixed count, not a time: the rounding of a stacked product depends on how
-#: many points it stacks, so batches set by the clock would make the same seed give
-#: numbers that differ in the last digits on a busy machine. A run killed outright (not
-#: by Ctrl-C or SIGTERM, which complete what was captured) loses at most this many points.
+#: many points it stacks (the traces of the norms, for one, differ in the last digit
+#: between a stack of three and one of sixteen), so batches set by the clock would make
+#: the same seed give numbers that differ in the last digits on a busy machine. A run
+#: killed outright (not by Ctrl-C or SIGTERM, which complete what was captured) loses at
+#: most this many points.
 FLUSH_POINTS = 16
 
 
@@ -430,15 +439,7 @@ def simulate(
         engine = make_engine(config, data, W0) if engine is None else engine
         recorder = Recorder(result, engine, on_record, on_warning)
         if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(
-                total=config.training.steps,
-                unit="step",
-                unit_scale=True,
-                desc=config.solver.engine,
-                dynamic_ncols=True,
-            )
+            bar = progress_stage(config.training.steps, config.solver.engine, "step", scale=True)
         for step in logging_steps(config):
             engine.advance_to(step)
             recorder.capture()

@@ -4,8 +4,10 @@ on the evidence, its a priori tolerance and its expectation.
 Horizons are stated per check: *stage 1* (the exact initial velocities, :math:`\tau = 0`;
 :mod:`.stage1`), *the paper's horizon* (1000 GD steps, the paper's numbers;
 :mod:`.paper_horizon`), *long* (gradient flow to :math:`10^{12}` steps; :mod:`.long_horizon`)
-and the boundary scans (:mod:`.boundaries`). Model errors are constants stated there with
-their reason, fixed before any run; the tolerance adds the 95% interval of the estimate.
+and the boundary scans (:mod:`.boundaries`). Model errors are stated there with where they
+came from (derived for the setting from what each derivation drops, or a bound
+with its reason; each measurement's ``tolerance_source``); the tolerance adds the 95%
+interval of the estimate.
 
 Which kind of check applies to which preset is the table :data:`PER_PRESET` (then
 :data:`ACROSS_PRESETS`, the boundary scans at the benign preset's (d, n)); every check has
@@ -38,15 +40,18 @@ from verify.checks.catalogue.long_horizon import (
     GAP_GROWTH,
     GAP_GROWTH_PRECONDITIONED,
     REGIME_FLOW,
+    REGIME_FLOW_CLEAN_SHARE,
     STAGE2_ACCURACY_FLOW,
 )
 from verify.checks.catalogue.paper_horizon import (
     CLEAN_SELECTION,
     NOISY_SELECTION,
     REGIME_GD,
+    REGIME_GD_CLEAN_SHARE,
     STAGE2_ACCURACY_GD,
     TEST_ACCURACY,
     TRAIN_ACCURACY,
+    TRAIN_ACCURACY_CLEAN_SHARE,
 )
 from verify.checks.catalogue.stage1 import (
     CLEAN_VELOCITY,
@@ -64,24 +69,28 @@ ALL, HARMFUL, BENIGN = tuple(PRESETS), ("harmful",), ("benign",)
 #: Which kind of check applies to which preset, in the report's order within a preset.
 PER_PRESET = (
     Applies(TRAIN_ACCURACY, ("harmful", "benign")),
-    Applies(
-        TRAIN_ACCURACY,
-        ("not-overfitting",),
-        dropped="the paper's 0.8 is 1 - eta, which the untrained model (uniform attention, no "
-        "noisy label fitted) already has; what training does to the noisy labels is checked "
-        "by 'noisy samples select R [not-overfitting]'",
-    ),
+    Applies(TRAIN_ACCURACY_CLEAN_SHARE, ("not-overfitting",)),
     Applies(TEST_ACCURACY, HARMFUL),  # elsewhere the test accuracy is 1.0 already at step 0
     Applies(CLEAN_SELECTION, ALL),
-    Applies(NOISY_SELECTION, ALL),
-    Applies(REGIME_GD, ALL),
-    Applies(REGIME_FLOW, ALL),
+    Applies(NOISY_SELECTION, ("harmful", "not-overfitting")),
+    Applies(
+        NOISY_SELECTION,
+        BENIGN,
+        dropped="the stage-1 selection's derived error (the per-token velocity spread of the "
+        "dropped terms, as large as W-'s kept lead over I, decides the race) spans the share "
+        "on both sides: the check cannot fail",
+    ),
+    Applies(REGIME_GD, ("harmful", "benign")),
+    Applies(REGIME_FLOW, ("harmful", "benign")),
+    Applies(REGIME_GD_CLEAN_SHARE, ("not-overfitting",)),
+    Applies(REGIME_FLOW_CLEAN_SHARE, ("not-overfitting",)),
     Applies(CLEAN_VELOCITY, ALL),
     Applies(CLEAN_VELOCITY_SPREAD, ALL),
     Applies(NOISY_VELOCITY, ALL),  # every preset flips labels
     Applies(NOISY_VELOCITY_SPREAD, ALL),
-    Applies(STAGE1_END, HARMFUL),  # not overfitting: the theory predicts no stage-1 end
-    Applies(STAGE1_END, BENIGN, needs=(Need("event", 64),)),
+    # not overfitting: the theory predicts no stage-1 end; 64 event seeds: the median's
+    # interval at 32 moved the verdict only for shifts of 28% (up) and 80% (down)
+    Applies(STAGE1_END, HARMFUL + BENIGN, needs=(Need("event", 64),)),
     Applies(CONDITIONAL_ACCURACY, HARMFUL),  # elsewhere both accuracies are 1.0 to within 1e-4
     Applies(ARGMAX_LIMIT, HARMFUL),
     Applies(STAGE2_ACCURACY_GD, HARMFUL),
@@ -154,11 +163,12 @@ def bind_checks(specs: Sequence[CheckSpec], claims: Claims) -> list[Check]:
 
 
 def disagreement_list(claims: Claims) -> str:
-    """The registered disagreements as a Markdown list, id, display name and mechanism (the
-    README's, kept equal by a test; the numbers are in each run's report)."""
+    """The registered disagreements as a Markdown list, id, display name, mechanism and
+    registration (the README's, kept equal by a test; the numbers are in each run's
+    report)."""
     specs = [spec for spec in SPECS if spec.id in DISAGREEMENTS]
     return "\n".join(
-        f"- `{check.id}` **{check.name}**: {check.expected.reason}."
+        f"- `{check.id}` **{check.name}**: {check.expected.reason} ({check.expected.record})."
         for check in bind_checks(specs, claims)
     )
 

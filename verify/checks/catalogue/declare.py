@@ -103,21 +103,47 @@ class CheckSpec:
 
     @property
     def title(self) -> str:
-        """The display name of a check whose name depends on its preset only (a dropped
-        check is never bound to the predictions)."""
-        return self.kind.name.format(preset=self.preset)
+        """The display name with the preset filled in; a field that the predictions would
+        fill (a dropped check is never bound to them) is shown as ``<field>``."""
+        return self.kind.name.format_map(_Unbound(preset=self.preset))
+
+
+class _Unbound(dict):
+    """Format fields: the given ones, and ``<name>`` for any other."""
+
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """Where and on what a disagreement was registered: the commit (short hash and date)
+    and the measurement that led to it, as it was read then (a record, not this run's
+    numbers, which ``numbers`` computes)."""
+
+    commit: str
+    date: str
+    first_measured: str
+
+    def __str__(self) -> str:
+        return (
+            f"registered at {self.commit} ({self.date}) after it was first measured "
+            f"({self.first_measured}); every run re-tests it"
+        )
 
 
 @dataclass(frozen=True)
 class Disagreement:
-    """A disagreement registered before the run: the check ``id``, the ``mechanism`` in
-    words (no measured numbers), and ``numbers(context, evidence, measurement)``, a
-    module-level function returning the numbers that show it, which ``template`` words."""
+    """A registered disagreement: the check ``id``, the ``mechanism`` in words (no
+    measured numbers), ``numbers(context, evidence, measurement)``, a module-level
+    function returning the numbers that show it, which ``template`` words, and its
+    ``registration`` (commit, date, the measurement that led to it)."""
 
     id: str
     mechanism: str
     numbers: Callable[..., Mapping[str, Any]]
     template: str
+    registration: Registration
 
 
 def expand(rows: Iterable[Applies], presets: Sequence[str]) -> tuple[CheckSpec, ...]:
@@ -168,7 +194,10 @@ def bind(spec: CheckSpec, claims: Claims, disagreement: Disagreement | None) -> 
         AGREE
         if disagreement is None
         else Expected.disagreement(
-            disagreement.mechanism, partial(disagreement.numbers, context), disagreement.template
+            disagreement.mechanism,
+            partial(disagreement.numbers, context),
+            disagreement.template,
+            str(disagreement.registration),
         )
     )
     return Check(
@@ -194,6 +223,7 @@ __all__ = [
     "CheckKind",
     "Applies",
     "CheckSpec",
+    "Registration",
     "Disagreement",
     "expand",
     "registered",

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from verify.checks.evidence import Evidence, Run
-from verify.checks.registry import Measurement, compare
+from verify.checks.registry import PROBABILITY, Measurement, compare
 from verify.measures.intervals import mean_interval, proportion_interval, t_quantile
 
 #: The token groups a training sample can select, and ``tie`` (no single argmax).
@@ -35,6 +35,9 @@ def draw_check(paper_value: float, values: np.ndarray, samples: str, what: str) 
         tolerance=half,
         estimator=f"{what}: seed mean; interval: 95% prediction interval of one run",
         within=abs(paper_value - mean) <= half,
+        support=PROBABILITY,
+        tolerance_source="no model error (the paper reports one run): the 95% prediction "
+        f"interval of one run from the seeds, t s sqrt(1 + 1/m) = {half:.3g}",
     )
 
 
@@ -50,10 +53,17 @@ def selection_counts(chosen: np.ndarray) -> dict[str, int]:
 
 
 def selection_measurement(
-    runs: list[Run], group: str, predicted: float, noisy: bool, index: int = -1
+    runs: list[Run],
+    group: str,
+    predicted: float,
+    noisy: bool,
+    model_error: float = 0.0,
+    source: str = "",
+    index: int = -1,
 ) -> Measurement:
     """The fraction of clean (or noisy) training samples whose argmax token is in ``group``
-    at log point ``index``, over every seed's samples (Wilson interval)."""
+    at log point ``index``, over every seed's samples (Wilson interval), against the
+    predicted share within ``model_error`` (from ``source``)."""
     chosen = selected_groups(runs, noisy, index)
     share, interval = proportion_interval(int(np.sum(chosen == group)), chosen.size)
     return compare(
@@ -61,10 +71,11 @@ def selection_measurement(
         share,
         interval,
         f"{chosen.size} samples, {len(runs)} seeds",
-        0.0,
+        model_error,
         "share of samples whose argmax token is in the group (Wilson interval)",
-        f"selected groups {selection_counts(chosen)}; model error 0: the stage-1 selection "
-        "model states no error of its own",
+        f"selected groups {selection_counts(chosen)}",
+        model_error_source=source,
+        support=PROBABILITY,
     )
 
 

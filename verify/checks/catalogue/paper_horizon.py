@@ -5,14 +5,16 @@ The regime and the stage-2 accuracy are measured the same way on the long flows
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
+from theory.stage1.predictions import selection_error
 from theory.stage2.predictions import SelectionMetrics, late_test_metrics
 from verify.checks.catalogue.declare import GD_RUNS, PAPER, CheckKind, Context
 from verify.checks.catalogue.estimators import draw_check, final_rows, selection_measurement
 from verify.checks.evidence import Evidence, stack
-from verify.checks.registry import Measurement, PaperResult, compare
+from verify.checks.registry import PROBABILITY, Measurement, PaperResult, compare
 from verify.measures.intervals import mean_interval, proportion_interval
 from verify.measures.regimes import regimes_of
 
@@ -46,27 +48,40 @@ def measure_paper_draw(target: PaperDraw, ev: Evidence, claim: float | None = No
 
 @dataclass(frozen=True)
 class Selection:
-    """The predicted share of clean (or noisy) samples selecting ``group``."""
+    """The predicted share of clean (or noisy) samples selecting ``group``, its model
+    error and where that came from."""
 
     preset: str
     group: str
     predicted: float
     noisy: bool
+    model_error: float
+    source: str
 
 
 def predicted_selection(context: Context, noisy: bool, group: str = "") -> Selection:
     """The stage-1 selection model's share for ``group``, or (empty ``group``) for the group
-    it predicts most samples select."""
+    it predicts most samples select, with its error
+    (:func:`theory.stage1.predictions.selection_error`; none for the noisy samples of a
+    setting predicted not to overfit, whose share of R is the regime's, not the race's)."""
     p = context.prediction
     shares = p.noisy_selection if noisy else p.clean_selection
     chosen = group or max(shares, key=shares.__getitem__)
-    return Selection(context.preset, chosen, shares[chosen], noisy)
+    if noisy and p.overfitting_ratio <= 1:
+        error, source = 0.0, "none: not overfitting, the noisy samples keep R (Theorem 4.1)"
+    else:
+        found = selection_error(p.model, p.training, noisy, chosen)
+        error, source = found.model_error, found.source()
+    return Selection(context.preset, chosen, shares[chosen], noisy, error, source)
 
 
 def measure_selection(target: Selection, ev: Evidence, claim: float | None = None) -> Measurement:
     """The share of the GD seeds' samples selecting the group after 1000 steps."""
     predicted = target.predicted if claim is None else claim
-    return selection_measurement(ev(target.preset, "gd"), target.group, predicted, target.noisy)
+    runs = ev(target.preset, "gd")
+    return selection_measurement(
+        runs, target.group, predicted, target.noisy, target.model_error, target.source
+    )
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,11 @@ def measure_regime(target: Regime, ev: Evidence, claim: float | None = None) -> 
         detail=f"regimes {dict(Counter(regimes))}; one-sided: agrees when the "
         "interval lies above 1/2 (most seeds)",
         at_least=True,
+        bound="threshold: most seeds (> 1/2)"
+        if claim is None
+        else f"threshold: share of seeds > {least:.4g}",
+        support=PROBABILITY,
+        tolerance_source="none: a one-sided count (the interval's low end at least 1/2)",
     )
 
 
@@ -118,10 +138,16 @@ class LateAccuracy:
 
 
 def stage2_accuracy(context: Context, run: str, steps: float) -> LateAccuracy:
-    """The test accuracy from the stage-2 flow's learned query (signal logit and query
-    norm, :func:`theory.stage2.predictions.late_test_metrics`) after ``steps``."""
+    """The test accuracy from the stage-2 learned query (signal logit and query norm)
+    after ``steps``: the GD map's for GD runs (:func:`theory.stage2.horizon.gd_horizon`),
+    the flow's for flow runs (:func:`theory.stage2.predictions.late_test_metrics`)."""
     p = context.prediction
-    metrics = late_test_metrics(p.model, p.training, [steps])[0]
+    if run == "gd":
+        from theory.stage2.horizon import gd_horizon
+
+        metrics = gd_horizon(p.model, p.training, steps).metrics
+    else:
+        metrics = late_test_metrics(p.model, p.training, [steps])[0]
     return LateAccuracy(context.preset, run, steps, metrics)
 
 
@@ -139,8 +165,12 @@ def measure_late_accuracy(
         f"{len(runs)} seeds",
         metrics.accuracy_error,
         f"population test accuracy at {target.steps:.0e} steps (seed mean)",
-        f"stage-2 flow: signal logit {metrics.beta:.3f}, |q| {metrics.query_norm:.3f}, "
-        f"z {metrics.z:.3f}; argmax limit at this z {metrics.argmax_accuracy:.3f}",
+        f"stage 2 ({'GD map' if target.run == 'gd' else 'flow'}): signal logit "
+        f"{metrics.beta:.3f}, |q| {metrics.query_norm:.3f}, z {metrics.z:.3f}; argmax limit "
+        f"at this z {metrics.argmax_accuracy:.3f}",
+        model_error_source="derived: the accuracy's change when beta moves by score noise + "
+        "n/d relative, + 3 Monte Carlo standard errors",
+        support=PROBABILITY,
     )
 
 
@@ -153,6 +183,20 @@ TRAIN_ACCURACY = CheckKind(
     prepare=paper_value,
     measure=measure_paper_draw,
     params={"index": 0, "column": "train_accuracy", "what": "train accuracy"},
+)
+#: The train accuracy where the paper's value is the clean share, 1 - eta (not
+#: overfitting): an untrained model has it too, so the check asks whether the trained
+#: seeds still have it.
+TRAIN_ACCURACY_CLEAN_SHARE = dataclasses.replace(
+    TRAIN_ACCURACY,
+    holds_untrained="the paper's value is the clean share, which an untrained model (no noisy "
+    "label fitted) has too: the check asks whether trained seeds keep it",
+)
+#: An untrained model fits no noisy label: its regime is not overfitting, the prediction
+#: for the not-overfitting preset; the check asks whether trained seeds keep it.
+UNTRAINED_NOT_OVERFITTING = (
+    "an untrained model fits no noisy label, so it is not overfitting, as predicted: the "
+    "check asks whether trained seeds stay so"
 )
 TEST_ACCURACY = CheckKind(
     id="{preset}.test-accuracy",
@@ -194,9 +238,10 @@ REGIME_GD = CheckKind(
     measure=measure_regime,
     params={"run": "gd", "label": "1000 steps"},
 )
+REGIME_GD_CLEAN_SHARE = dataclasses.replace(REGIME_GD, holds_untrained=UNTRAINED_NOT_OVERFITTING)
 STAGE2_ACCURACY_GD = CheckKind(
     id="{preset}.stage2-accuracy-gd",
-    name="test accuracy at {steps:.0e} steps from the stage-2 flow [{preset}]",
+    name="test accuracy at {steps:.0e} steps from the stage-2 GD map [{preset}]",
     paper=PaperResult(("Lemma 4.8",), "stage 2, this package's mean field"),
     horizon=PAPER,
     needs=(GD_RUNS,),
@@ -219,9 +264,12 @@ __all__ = [
     "stage2_accuracy",
     "measure_late_accuracy",
     "TRAIN_ACCURACY",
+    "TRAIN_ACCURACY_CLEAN_SHARE",
     "TEST_ACCURACY",
     "CLEAN_SELECTION",
     "NOISY_SELECTION",
     "REGIME_GD",
+    "REGIME_GD_CLEAN_SHARE",
+    "UNTRAINED_NOT_OVERFITTING",
     "STAGE2_ACCURACY_GD",
 ]
