@@ -262,7 +262,8 @@ def kernel_name(name: str, *arguments: str | bool) -> str:
 def kernel_expression(name: str, *arguments: str | bool) -> sp.Expr:
     """The SymPy expression of a rate (:data:`KERNELS`: the name, its arguments, then the
     training loss)."""
-    *arguments, loss = arguments
+    *rest, loss = arguments
+    loss = str(loss)
     builders: dict[str, Callable[..., sp.Expr]] = {
         "signal_rate": lambda: signal_rate(loss=loss),
         "memorisation_rate": lambda noisy: memorisation_rate(noisy=noisy, loss=loss),
@@ -271,7 +272,7 @@ def kernel_expression(name: str, *arguments: str | bool) -> sp.Expr:
         "overfitting_ratio": lambda: overfitting_ratio(simplify=False, loss=loss),
         "test_signal_to_noise": lambda: test_signal_to_noise(loss=loss),
     }
-    return builders[name](*arguments)
+    return builders[name](*rest)
 
 
 def kernels_source() -> str:
