@@ -9,7 +9,8 @@ from typing import Any
 
 from theory.stage1.predictions import stage1_predictions
 from verify.checks.catalogue.declare import Claims
-from verify.checks.registry import Check, CheckResult, can_fail
+from verify.checks.registry import Check, CheckResult
+from verify.checks.suite import mutations as on_wrong_inputs
 from verify.checks.variants.catalogue import FULL, PRESET, QUICK, checks_for
 from verify.checks.variants.runs import VariantEvidence, VariantPlan, untrained
 from verify.sim.config import preset
@@ -54,18 +55,9 @@ def run_variants(
 
 
 def mutations(checks: list[Check], evidence: VariantEvidence) -> list[dict[str, Any]]:
-    """Each check on wrong inputs: its prediction shifted beyond the tolerance
-    (:func:`~verify.checks.registry.can_fail`), and the untrained simulation
-    (:func:`~verify.checks.variants.runs.untrained`), which a check of what training does
-    must reject."""
-    blank = untrained(evidence)
-    rows = []
-    for check in checks:
-        row = can_fail(check, evidence)
-        row["untrained_rejected"] = not check.measure(blank, None).within
-        row["untrained_applies"] = not check.holds_untrained
-        rows.append(row)
-    return rows
+    """Each check on wrong inputs (:func:`verify.checks.suite.mutations`), the untrained
+    simulation being :func:`~verify.checks.variants.runs.untrained`'s."""
+    return on_wrong_inputs(checks, evidence, untrained(evidence))
 
 
 __all__ = ["claims", "collect", "judge", "run_variants", "mutations"]
