@@ -117,7 +117,10 @@ def register(commands: Any) -> None:
         "unexpected.",
     )
     variants.add_argument(
-        "--quick", action="store_true", help="fewer seeds (8 GD, 6 flows, 4 scans)"
+        "--quick",
+        action="store_true",
+        help="fewer seeds: 8 GD runs of each kind and 4 boundary scans (the 12 flows of the "
+        "full run)",
     )
     variants.add_argument(
         "--mutations",
