@@ -57,7 +57,7 @@ RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = range(4)
 
 @dataclass(frozen=True)
 class Dataset:
-    """Training and test data plus the fixed head.
+    r"""Training and test data plus the fixed head.
 
     ``groups[t]`` is the group code of token position ``t`` (the same for every sequence);
     ``y_clean`` holds the true labels :math:`y^*` (``None`` when unknown, e.g. loaded data).

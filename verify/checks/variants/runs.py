@@ -32,7 +32,8 @@ import numpy as np
 from verify.checks.evidence import Run, run_record
 from verify.sim.config import RunConfig, preset
 
-#: The spread of rho (the largest the paper's rho = 0.1 allows: every rho_i stays >= 0).
+#: The spread s of each example's weak-relevance factor (the largest the paper's factor
+#: 0.1 allows: every example's factor stays at or above 0).
 SPREAD = 0.1
 #: The one-step head's separate clean set.
 HEAD_SET = 1000
