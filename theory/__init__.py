@@ -13,7 +13,9 @@ The modules follow the paper's analysis: ``theory/foundation/`` (data model and 
 symbols, validation, proofs, code generation, assumptions), ``theory/quadrature/`` (g, its
 inverse and asymptotics, the GD quadrature), ``theory/stage1/`` (rates, velocities and their
 moments, stage-1 predictions), ``theory/stage2/`` (mean-field flow, preconditioner, laws,
-stage-2 predictions), and at the top the attention model with its exact gradients
+stage-2 predictions), ``theory/variants/`` (the model variants of the authors' rebuttal: the
+loss, per-example :math:`\rho`, one-step and trained heads, an FFN readout, the noisy
+samples' share of the gradient), and at the top the attention model with its exact gradients
 (:mod:`theory.model`), the softmax/cosh identity (:mod:`theory.softmax_cosh`), the
 conservation laws (:mod:`theory.invariants`), max-margin token selection
 (:mod:`theory.max_margin`), test-time baselines (:mod:`theory.baselines`) and the index of

@@ -29,6 +29,7 @@ from theory.foundation.proof import (
 from theory.quadrature import asymptotics, g, gd
 from theory.stage1 import moments, variance
 from theory.stage2 import discrete, laws, preconditioner, predictions
+from theory.variants import gradients, head, loss, noise_ratio, readout, rho
 
 #: The modules whose records are collected, in reading order.
 MODULES = (
@@ -46,6 +47,12 @@ MODULES = (
     discrete,
     baselines,
     max_margin,
+    gradients,
+    loss,
+    rho,
+    head,
+    readout,
+    noise_ratio,
 )
 
 

@@ -46,6 +46,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "verify.sim.run_files": ("write_run", "read_history"),
     "verify.prediction": ("predict", "Prediction"),
     "verify.checks.suite": ("run_checks",),
+    "verify.checks.variants.suite": ("run_variants",),
     "verify.checks.drawn_runs": ("drawn_run", "initial_velocities"),
     "verify.measures.regimes": ("classify_regime", "measured_regime", "RegimeThresholds"),
     "verify.checks.space": ("assumption_status",),

@@ -52,6 +52,8 @@ CASES = [
     ("run --out read-only", [*RUN, "--out", READ_ONLY], "out"),
     ("check --out an existing file", ["check", "--out", "{tmp}/a_file"], "out"),
     ("check --out read-only", ["check", "--out", READ_ONLY], "out"),
+    ("variants --out an existing file", ["variants", "--out", "{tmp}/a_file"], "out"),
+    ("variants --workers -1", ["variants", "--out", "{tmp}/v", "--workers", "-1"], "workers"),
     ("precision --out an existing file", ["precision", "--out", "{tmp}/a_file"], "out"),
     ("run --d 1e9", [*RUN, "--d", "1000000000"], "d"),
     (

@@ -66,3 +66,44 @@ def test_a_command_line_builds_only_its_commands_parser():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_variants_command_exits_0_exactly_when_nothing_is_unexpected(tmp_path, monkeypatch):
+    """``verify variants`` on stand-in results (the runs are tested in
+    tests/checks/test_variant_checks.py): one agreeing check, then one failing; report.json,
+    report.md and the ledger written, the configuration and provenance recorded, the
+    variant claim decided by the run."""
+    from verify.checks.registry import AGREE, Check, PaperResult, compare
+    from verify.checks.variants import suite
+
+    def results(measured: float) -> tuple[list, list, None]:
+        check = Check(
+            id="r1.regime",
+            name="R1: stand-in",
+            paper=PaperResult((), "rebuttal R1"),
+            horizon="1000 GD steps",
+            expected=AGREE,
+            measure=lambda ev, claim=None: compare(
+                1.0 if claim is None else claim,
+                measured,
+                (measured - 0.1, measured + 0.1),
+                "2 seeds",
+                0.0,
+                "stand-in",
+            ),
+        )
+        return [check.run(None)], [check], None
+
+    for measured, status in ((1.0, 0), (2.0, 1)):
+        monkeypatch.setattr(
+            suite, "run_variants", lambda quick, pool, progress, m=measured: results(m)
+        )
+        out = tmp_path / str(measured)
+        assert main(["variants", "--quick", "--no-progress", "--out", str(out)]) == status
+        report = json.loads((out / "report.json").read_text())
+        assert report["unexpected"] == status and report["command"] == "variants"
+        assert report["seeds"] and report["provenance"]["commit"] is not None
+        ledger = json.loads((out / "ledger.json").read_text())
+        r1 = next(c for c in ledger["claims"] if c["id"] == "rebuttal-r1")
+        assert r1["status"] == ("holds" if status == 0 else "unexpected")
+        assert "| check |" in (out / "report.md").read_text()

@@ -148,12 +148,31 @@ def test_registered_expectations_and_results_decide_the_paper_claims(ledger):
     by_id = {claim["id"]: claim for claim in ledger["claims"]}
     assert by_id["theorem-4.1-not-overfitting"]["status"] == "contradicted"
     assert by_id["remark-4.3"]["status"] == "holds"
-    assert by_id["rebuttal-r1"]["status"] == "not-run" and by_id["rebuttal-r1"]["cost"]
+    assert by_id["rebuttal-r1"]["status"] == "not-run"
+    assert "`verify variants` runs them" in by_id["rebuttal-r1"]["why"][0]
     harmful = by_id["remark-4.2"]["results"][0]
     assert harmful["status"] == "holds" and "d^0.2" in harmful["finding"]
     assert len(harmful["record"]["sha256"]) == 64 and harmful["record"]["commit"]
     assert set(ledger["counts"]) == {s.key for s in STATUSES}
     assert sum(ledger["counts"].values()) == len(ledger["claims"])
+
+
+def test_the_variants_checks_decide_the_rebuttal_claims():
+    """R1-R6 point into the catalogue of ``verify variants``: its verdicts decide them."""
+    from verify.checks.variants.catalogue import CLAIM_OF, SPECS
+    from verify.ledger.rebuttal import CLAIMS
+
+    claims = {claim.id: claim for claim in CLAIMS}
+    for number in range(1, 7):
+        claim = claims[f"rebuttal-r{number}"]
+        ids = {ref.id for ref in claim.checks}
+        assert ids and {ref.command for ref in claim.checks} == {"variants"}
+        assert ids == {spec.id for spec in SPECS if CLAIM_OF[spec.id] == f"R{number}"}
+        agree = {i: {"verdict": AGREES, "name": i, "reason": ""} for i in ids}
+        assert assess(claim, Verdicts("test", agree))["status"] == "holds"
+        one = sorted(ids)[0]
+        failed = {**agree, one: {"verdict": "unexpected: new failure", "name": one, "reason": ""}}
+        assert assess(claim, Verdicts("test", failed))["status"] == "unexpected"
 
 
 def test_a_reading_can_contradict(tmp_path):

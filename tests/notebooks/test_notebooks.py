@@ -32,6 +32,7 @@ EXPECTED = (
     "05_precision.ipynb",
     "06_realworld.ipynb",
     "07_boundaries.ipynb",
+    "08_variants.ipynb",
     "09_encoder.ipynb",
 )
 CELL_TIMEOUT = 300  # seconds per cell

@@ -1,5 +1,6 @@
 r"""Every registered engine against ``reduced``, chosen by its traits alone (a new engine is
-tested by being registered).
+tested by being registered), and every engine on every model variant it takes against
+literal GD (``dense``) on the same variant.
 
 At a small setting (d = 40, n = 4, T = 4, 8 log points one step apart, the engine's own
 initialisation), each engine's run is compared with reduced GD on the same draw:
@@ -17,6 +18,11 @@ initialisation), each engine's run is compared with reduced GD on the same draw:
   distance between GD at :math:`\alpha` and at :math:`\alpha/2` (about half GD's own
   error) of GD at :math:`\alpha`, and closer to GD at :math:`\alpha/2` than to GD at
   :math:`\alpha`.
+
+On a variant (:data:`VARIANT_SETTINGS`, the engines that take it by their traits) the
+reference is ``dense`` for an engine on tokens (``reduced`` on the sampled statistics for one
+exact in law), with the same two comparisons, and the recorded noisy-gradient ratio joins
+the compared columns.
 """
 
 from __future__ import annotations
@@ -27,18 +33,28 @@ from typing import Any
 import numpy as np
 import pytest
 
+from theory.foundation.validation import InvalidParameter
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, generate
 from verify.sim.dfree_data import ReducedData
 from verify.sim.engines import draw_data, engine_names, engine_traits
 from verify.sim.engines.base import reduced_setup
 from verify.sim.engines.reduced import ReducedEngine
+from verify.sim.engines.traits import VARIANT_NAMES
 from verify.sim.simulate import RunResult, simulate
 
 ROUNDING = 1e-12
 RECORDED = 1e-9
 FLOW_FACTOR = 3.0
 COLUMNS = ("train_loss", "q_norm", "p_norm", "clean_gap_mean", "noisy_gap_mean")
+#: Each variant's fields at the parity setting (a small FFN: the mpmath GELU is slow).
+VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
+    "loss": {"loss": "exponential"},
+    "rho spread": {"rho_spread": 0.2},
+    "one-step head": {"head": "one-step", "head_n": 30},
+    "trained head": {"head": "trained", "head_step": 0.2},
+    "FFN readout": {"readout": "ffn", "ffn_width": 4},
+}
 
 
 def small(name: str, **changes: Any) -> RunConfig:
@@ -67,14 +83,19 @@ def small(name: str, **changes: Any) -> RunConfig:
 
 
 def reference(config: RunConfig, data: Dataset | ReducedData, refine: int = 1) -> RunResult:
-    """Reduced GD on ``data`` (its tokens and the seed's W0, or its sampled statistics) at
-    step size alpha / ``refine``, recorded at the same flow times as ``config``."""
+    """GD on ``data`` at step size alpha / ``refine``, recorded at the same flow times as
+    ``config``: reduced on the tokens and the seed's W0 or on the sampled statistics; dense
+    when ``config`` turns a variant on and the data has tokens (a trained head's step is
+    refined with alpha: the flow moves it at the rate alpha_nu / alpha)."""
     steps = config.training.steps
+    varied = any(changed for changed in variant_changes(config).values())
+    trained = config.training.head == "trained" and config.training.head_step is not None
     gd = config.replace(
-        engine="reduced",
+        engine="dense" if varied and isinstance(data, Dataset) else "reduced",
         alpha=config.training.alpha / refine,
         steps=steps * refine,
         log_every=refine,
+        **({"head_step": config.training.head_step / refine} if trained else {}),
     )
     if isinstance(data, ReducedData):
         engine = ReducedEngine(gd, data, statistics=data.statistics)  # type: ignore[arg-type]
@@ -98,10 +119,18 @@ class Parity:
     compared: str
 
 
+def variant_changes(config: RunConfig) -> dict[str, bool]:
+    """Which variants ``config`` turns on."""
+    from verify.sim.engines.traits import VARIANTS
+
+    return {variant.name: variant.active(config) for variant in VARIANTS}
+
+
 def gd_parity(run: RunResult, data: Dataset | ReducedData) -> Parity:
     ref = reference(run.config, data)
     assert run.steps == ref.steps
-    for column in COLUMNS:
+    columns = (*COLUMNS, "noisy_gradient_ratio")
+    for column in columns:
         np.testing.assert_allclose(
             run.history[column], ref.history[column], rtol=RECORDED, atol=0, err_msg=column
         )
@@ -119,9 +148,9 @@ def flow_parity(run: RunResult, data: Dataset | ReducedData) -> Parity:
     return Parity(difference(run, gd), FLOW_FACTOR * gd_error, "flow vs GD, O(alpha)")
 
 
-def parity(name: str) -> Parity:
-    """Engine ``name``'s run against its reference (see the module docstring)."""
-    config = small(name)
+def parity(name: str, variant: str | None = None) -> Parity:
+    """Engine ``name``'s run (on ``variant``) against its reference (module docstring)."""
+    config = small(name, **(VARIANT_SETTINGS[variant] if variant else {}))
     traits = engine_traits(name)
     data = draw_data(config)
     assert isinstance(data, Dataset) == traits.tokens
@@ -136,6 +165,34 @@ def parity(name: str) -> Parity:
 def test_engine_agrees_with_reduced(name):
     result = parity(name)
     assert 0 <= result.difference <= result.tolerance, result
+
+
+@pytest.mark.parametrize(
+    ("name", "variant"),
+    [
+        (name, variant)
+        for name in engine_names()
+        for variant in VARIANT_NAMES
+        if variant in engine_traits(name).variants and name != "dense"
+    ],
+)
+def test_engine_agrees_with_dense_on_each_variant_it_takes(name, variant):
+    result = parity(name, variant)
+    assert 0 <= result.difference <= result.tolerance, result
+
+
+def test_every_variant_is_compared_and_every_engine_takes_or_refuses_it():
+    """The parity settings cover the variants; an engine refuses what its traits leave out."""
+    assert set(VARIANT_SETTINGS) == set(VARIANT_NAMES)
+    for name in engine_names():
+        for variant in VARIANT_NAMES:
+            values = {**small(name).flat(), **VARIANT_SETTINGS[variant]}
+            values.pop("seed")
+            if variant in engine_traits(name).variants:
+                RunConfig.build(**values)
+                continue
+            with pytest.raises(InvalidParameter, match=f"with engine {name}"):
+                RunConfig.build(**values)
 
 
 # -- in law: the statistics' moments -------------------------------------------------------

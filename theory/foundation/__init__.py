@@ -6,7 +6,8 @@ label noise (:mod:`~theory.foundation.data_model`) and its one NumPy sampler
 (:mod:`~theory.foundation.symbols`); constraints and the one message form for invalid
 input (:mod:`~theory.foundation.validation`); derivation records and their proofs
 (:mod:`~theory.foundation.proof`); code generation from SymPy
-(:mod:`~theory.foundation.codegen`); overflow-free numeric kernels
+(:mod:`~theory.foundation.codegen`); the training losses and their weights
+(:mod:`~theory.foundation.losses`); overflow-free numeric kernels
 (:mod:`~theory.foundation.numerics`); the symbolic expectation operator of the stage-1
 moments (:mod:`~theory.foundation.expectation`); the assumptions A1-A8
 (:mod:`~theory.foundation.assumptions`) and the step-size condition A5 in plain numbers

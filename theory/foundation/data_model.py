@@ -26,6 +26,16 @@ iid entries, uniform on :math:`(-s, s)` or :math:`N(0, s^2)`; the initial precon
 is :math:`W_0^\top W_0 \approx \kappa_0 I` with :math:`\kappa_0 = \sigma_0^2 d`
 (:math:`\sigma_0^2 = s^2/3` uniform, :math:`s^2` Gaussian; 1/3 for the public code's
 :math:`s = 1/\sqrt d`).
+
+Variants (:mod:`theory.variants`; each at its default is the model above, with the same
+numbers): the training loss (``Training.loss``: logistic, exponential, squared); the head
+(``Training.head``: fixed; one GD step from a random :math:`\nu_0` at uniform attention,
+on the training set or on ``head_n`` separate clean examples; or trained with W and p, step
+``head_step``); a per-example weak-relevance factor :math:`\rho_i \sim U[\rho - s,
+\rho + s]` (``DataModel.rho_spread``); and the readout (``DataModel.readout``: linear, or
+a fixed random FFN of width ``ffn_width`` around the head, :mod:`theory.variants.ffn`).
+:func:`check_variant_combination` holds the one rule that ties the two objects: the FFN
+readout is built around the fixed head.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from theory.foundation.losses import LOSSES
 from theory.foundation.validation import (
     Integer,
     Optional,
@@ -48,6 +59,12 @@ from theory.foundation.validation import (
 GROUP_NAMES = ("R", "W+", "W-", "I")
 FLIP_MODES = ("exact", "bernoulli")
 INIT_KINDS = ("uniform", "gaussian")
+#: The head: fixed (the paper's), one GD step from a random start, or trained with (W, p).
+HEADS = ("fixed", "one-step", "trained")
+#: The readout of the attention output: the paper's linear head, or a fixed random FFN.
+READOUTS = ("linear", "ffn")
+#: Hidden width of the FFN readout when ``ffn_width`` is not given.
+DEFAULT_FFN_WIDTH = 256
 
 Number = TypeVar("Number")
 
@@ -125,6 +142,23 @@ class DataModel(Validated):
         Real(0.0, 1e100),
         "head scale s_nu: ||nu|| = s_nu / ||mu||, <mu_{+-1}, nu> = +-s_nu / sqrt 2",
     )
+    rho_spread: float = parameter(
+        0.0,
+        Real(0.0, 1.0, closed="left"),
+        "spread s of the weak-relevance factor per example: rho_i ~ Uniform[rho - s, rho + s] "
+        "(0: every example has rho, no extra draws)",
+    )
+    readout: str = parameter(
+        "linear",
+        Options(READOUTS),
+        "linear: f = nu^T X^T s (the paper's); ffn: f = a^T GELU(B X^T s + c), a fixed random "
+        "FFN around nu with the same signal scores (theory.variants.ffn)",
+    )
+    ffn_width: int | None = parameter(
+        None,
+        Optional(Integer(2), f"{DEFAULT_FFN_WIDTH} with readout 'ffn'"),
+        "hidden width m of the FFN readout (even: its units come in pairs); readout 'ffn' only",
+    )
 
     def check_relations(self) -> None:
         need = self.n_relevant + self.n_weak_aligned + self.n_weak_opposite
@@ -143,6 +177,7 @@ class DataModel(Validated):
                 f"a rate whose round(n eta) flipped labels stay below half of n = "
                 f"{self.n} (here {flips} of {self.n})",
             )
+        self._check_variants()
         for name in ("mu_norm", "sigma_eps"):
             value = getattr(self, name)
             # Token norms squared must stay finite in float64 (logits, Gram matrices).
@@ -153,6 +188,42 @@ class DataModel(Validated):
                 f"a value whose square times d stays finite in float64 (< "
                 f"{math.sqrt(1.7e308 / (self.d * 1e6)):.3g} at d = {self.d})",
             )
+
+    def _check_variants(self) -> None:
+        """The per-example spread of rho and the FFN readout's width."""
+        limit = min(self.rho, 1.0 - self.rho)
+        require(
+            self.rho_spread <= limit,
+            "rho_spread",
+            self.rho_spread,
+            f"a spread in [0, min(rho, 1 - rho)] = [0, {limit:g}] (rho = {self.rho:g}: every "
+            "rho_i stays in [0, 1])",
+        )
+        if self.readout == "linear":
+            require(
+                self.ffn_width is None,
+                "ffn_width",
+                self.ffn_width,
+                "None with readout 'linear' (the width belongs to readout 'ffn')",
+            )
+            return
+        require(
+            self.ffn_width is None or self.ffn_width % 2 == 0,
+            "ffn_width",
+            self.ffn_width,
+            "an even width (the FFN's units come in pairs), or None",
+        )
+        require(
+            self.d >= 3,
+            "d",
+            self.d,
+            "an integer >= 3 with readout 'ffn' (its random directions avoid the signal plane)",
+        )
+
+    @property
+    def hidden_width(self) -> int:
+        """The FFN readout's width m (:data:`DEFAULT_FFN_WIDTH` unless ``ffn_width``)."""
+        return DEFAULT_FFN_WIDTH if self.ffn_width is None else self.ffn_width
 
     @property
     def n_irrelevant(self) -> int:
@@ -221,6 +292,62 @@ class Training(Validated):
         Optional(Real(0.0, 1e100), "s = 1/sqrt(d)"),
         "initialisation scale s (default 1/sqrt d)",
     )
+    loss: str = parameter(
+        "logistic",
+        Options(LOSSES),
+        "loss of the margin z = y f: logistic log(1 + e^-z), exponential e^-z, squared "
+        "(1 - z)^2 / 2",
+    )
+    head: str = parameter(
+        "fixed",
+        Options(HEADS),
+        "fixed: nu along mu_{+1} - mu_{-1} (the paper's); one-step: one GD step on nu from a "
+        "random nu0 at uniform attention, then fixed; trained: nu trained with W and p from "
+        "the fixed head",
+    )
+    head_step: float | None = parameter(
+        None,
+        Optional(Real(0.0, 1e100, closed="left"), "derived, see theory.variants.head"),
+        "the head's step alpha_nu; default: one-step, the step with E||nu1||^2 = ||nu||^2 of "
+        "the fixed head; trained, alpha",
+    )
+    head_init_scale: float | None = parameter(
+        None,
+        Optional(Real(0.0, 1e100), "s = 0.1 s_nu / (||mu|| sqrt d)"),
+        "one-step: nu0 entries N(0, s^2); default a tenth of the fixed head's norm",
+    )
+    head_n: int = parameter(
+        0,
+        Integer(0),
+        "one-step: 0 = the step uses the training set (noisy labels included); m > 0 = m "
+        "separate clean examples of the data model",
+    )
+
+    def check_relations(self) -> None:
+        if self.head == "fixed":
+            for name in ("head_step", "head_init_scale"):
+                value = getattr(self, name)
+                require(value is None, name, value, "None with head 'fixed' (nu does not move)")
+        if self.head != "one-step":
+            require(
+                self.head_init_scale is None,
+                "head_init_scale",
+                self.head_init_scale,
+                f"None with head {self.head!r} (only the one-step head starts from a random nu0)",
+            )
+            require(
+                self.head_n == 0,
+                "head_n",
+                self.head_n,
+                f"0 with head {self.head!r} (only the one-step head may use a separate set)",
+            )
+        elif self.head_step is not None:
+            require(
+                self.head_step > 0,
+                "head_step",
+                self.head_step,
+                "a positive step with head 'one-step', or None (derived)",
+            )
 
     def scale(self, d: int) -> float:
         r"""The initialisation scale :math:`s` (default :math:`1/\sqrt d`)."""
@@ -235,10 +362,28 @@ class Training(Validated):
         return self.entry_variance(d) * d
 
 
+def check_variant_combination(model: DataModel, training: Training) -> None:
+    """The rule between the data model and the training set-up: the FFN readout replaces the
+    linear head around the fixed head, so it takes ``head='fixed'`` (a composed settings
+    object calls this from its own relation check)."""
+    if model.readout == "ffn":
+        require(
+            training.head == "fixed",
+            "head",
+            training.head,
+            "'fixed' with readout 'ffn' (the FFN readout is built around the fixed head)",
+        )
+
+
 __all__ = [
+    "check_variant_combination",
     "GROUP_NAMES",
     "FLIP_MODES",
     "INIT_KINDS",
+    "HEADS",
+    "READOUTS",
+    "DEFAULT_FFN_WIDTH",
+    "LOSSES",
     "TokenGroup",
     "token_groups",
     "noisy_count",

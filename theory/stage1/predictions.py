@@ -51,9 +51,10 @@ def _values(model: DataModel, training: Training) -> tuple[float, ...]:
 
 def rate(model: DataModel, training: Training, name: str, *arguments: str | bool) -> float:
     """A rate of :mod:`theory.stage1.rates` (``name``: ``signal_rate``, ``memorisation_rate``,
-    ``token_velocity``, ``overfitting_ratio``, ``test_signal_to_noise``) at a setting, from
-    its generated kernel (:mod:`theory.stage1.kernels`)."""
-    return float(KERNELS[(name, *arguments)](*_values(model, training)))
+    ``token_velocity``, ``overfitting_ratio``, ``test_signal_to_noise``) at a setting, with
+    the training loss (``training.loss``) in the loss weights, from its generated kernel
+    (:mod:`theory.stage1.kernels`)."""
+    return float(KERNELS[(name, *arguments, training.loss)](*_values(model, training)))
 
 
 def token_velocities(model: DataModel, training: Training, noisy: bool) -> dict[str, float]:

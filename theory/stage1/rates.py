@@ -48,6 +48,7 @@ from functools import lru_cache
 import sympy as sp
 
 from theory.foundation.data_model import TokenGroup, token_groups
+from theory.foundation.losses import LOSSES, weight_expression
 from theory.foundation.symbols import d, eta, gamma0, mu_norm, n, rho, sigma_eps
 
 #: Group sizes (R, W+, W-) and the other symbols of the rates.
@@ -87,39 +88,46 @@ def _mean_score(table: tuple[TokenGroup, ...]) -> sp.Expr:
     return sp.factor_terms(sum(g.count * _score(g) for g in table) / T_tokens)
 
 
-def loss_weights(table: Groups) -> tuple[sp.Expr, sp.Expr]:
-    r""":math:`\ell_c = 1/(1+e^{\bar f})` (clean) and :math:`\ell_n = 1/(1+e^{-\bar f})` (noisy)."""
+def loss_weights(table: Groups, loss: str = "logistic") -> tuple[sp.Expr, sp.Expr]:
+    r"""The loss weights :math:`w(\pm\bar f)` at the mean output
+    (:mod:`theory.foundation.losses`): logistic :math:`\ell_c = 1/(1+e^{\bar f})` (clean)
+    and :math:`\ell_n = 1/(1+e^{-\bar f})` (noisy); exponential :math:`e^{\mp\bar f}`;
+    squared :math:`1 \mp \bar f`."""
     f0 = mean_score(table)
-    return 1 / (1 + sp.exp(f0)), 1 / (1 + sp.exp(-f0))
+    return weight_expression(f0, loss), weight_expression(-f0, loss)
 
 
-def signal_rate(table: Groups | None = None) -> sp.Expr:
+def signal_rate(table: Groups | None = None, loss: str = "logistic") -> sp.Expr:
     r"""Signal learning rate :math:`S = \langle\mu_{\pm1}, dq/d\tau\rangle` at :math:`\tau = 0`."""
     table = table or paper_groups()
-    ell_c, ell_n = loss_weights(table)
+    ell_c, ell_n = loss_weights(table, loss)
     w = (1 - eta) * ell_c - eta * ell_n
     f0 = mean_score(table)
     total = sum(g.count * g.signal * (_score(g) - f0) for g in table)
     return kappa0 * w * mu_norm**2 * total / (2 * T_tokens)
 
 
-def memorisation_rate(table: Groups | None = None, noisy: bool = False) -> sp.Expr:
+def memorisation_rate(
+    table: Groups | None = None, noisy: bool = False, loss: str = "logistic"
+) -> sp.Expr:
     r"""Memorisation coefficient :math:`M = \kappa_0\sigma_\epsilon^2 d\,\ell\,\gamma_0/(nT)`; a
     token's own-noise velocity is :math:`\varsigma M (\gamma_g - \bar f)/\gamma_0`."""
     table = table or paper_groups()
-    ell_c, ell_n = loss_weights(table)
+    ell_c, ell_n = loss_weights(table, loss)
     ell = ell_n if noisy else ell_c
     return kappa0 * sigma_eps**2 * d * ell * gamma0 / (n * T_tokens)
 
 
-def token_velocity(group: str, noisy: bool, table: Groups | None = None) -> sp.Expr:
+def token_velocity(
+    group: str, noisy: bool, table: Groups | None = None, loss: str = "logistic"
+) -> sp.Expr:
     r""":math:`v_g = \varsigma M (\gamma_g - \bar f)/\gamma_0 + (a_g + b_g) S` at :math:`\tau=0`."""
     table = table or paper_groups()
     sign = -1 if noisy else 1
     f0 = mean_score(table)
     chosen = _group(table, group)
-    memo = memorisation_rate(table, noisy) * sign * (_score(chosen) - f0) / gamma0
-    return memo + chosen.signal * signal_rate(table)
+    memo = memorisation_rate(table, noisy, loss) * sign * (_score(chosen) - f0) / gamma0
+    return memo + chosen.signal * signal_rate(table, loss)
 
 
 def gap_velocity(leader: str, other: str, noisy: bool, table: Groups | None = None) -> sp.Expr:
@@ -130,7 +138,9 @@ def gap_velocity(leader: str, other: str, noisy: bool, table: Groups | None = No
     return sp.simplify(token_velocity(leader, noisy, table) - token_velocity(other, noisy, table))
 
 
-def overfitting_ratio(table: Groups | None = None, simplify: bool = True) -> sp.Expr:
+def overfitting_ratio(
+    table: Groups | None = None, simplify: bool = True, loss: str = "logistic"
+) -> sp.Expr:
     r"""Memorisation over signal in the noisy gap :math:`\Gamma_{W_-,R}`:
 
     .. math::
@@ -146,13 +156,15 @@ def overfitting_ratio(table: Groups | None = None, simplify: bool = True) -> sp.
     """
     table = table or paper_groups()
     relevant, opposite = _group(table, "R"), _group(table, "W-")
-    memo = memorisation_rate(table, noisy=True) * (_score(relevant) - _score(opposite)) / gamma0
-    signal = signal_rate(table) * (relevant.signal - opposite.signal)
+    memo = memorisation_rate(table, True, loss) * (_score(relevant) - _score(opposite)) / gamma0
+    signal = signal_rate(table, loss) * (relevant.signal - opposite.signal)
     ratio = memo / signal
     return sp.simplify(ratio) if simplify else ratio
 
 
-def query_velocity_norms(table: Groups | None = None) -> tuple[sp.Expr, sp.Expr]:
+def query_velocity_norms(
+    table: Groups | None = None, loss: str = "logistic"
+) -> tuple[sp.Expr, sp.Expr]:
     r"""Expected squared norms of the signal and memorisation parts of :math:`dq/d\tau`:
 
     .. math::
@@ -166,9 +178,9 @@ def query_velocity_norms(table: Groups | None = None) -> tuple[sp.Expr, sp.Expr]
     last term is the tokens' noise scores :math:`\langle\epsilon, \nu\rangle`.
     """
     table = table or paper_groups()
-    ell_c, ell_n = loss_weights(table)
+    ell_c, ell_n = loss_weights(table, loss)
     f0 = mean_score(table)
-    S = signal_rate(table)
+    S = signal_rate(table, loss)
     nu_sq = 2 * gamma0**2 / mu_norm**2
     spread = (
         sum(g.count * (_score(g) - f0) ** 2 for g in table) + (T_tokens - 1) * sigma_eps**2 * nu_sq
@@ -184,7 +196,7 @@ def query_velocity_norms(table: Groups | None = None) -> tuple[sp.Expr, sp.Expr]
     return 2 * S**2 / mu_norm**2, memo_sq
 
 
-def test_signal_to_noise(table: Groups | None = None) -> sp.Expr:
+def test_signal_to_noise(table: Groups | None = None, loss: str = "logistic") -> sp.Expr:
     r"""Reconstruction of the quantity behind Lemma 4.8 / Remark 4.2: a fresh test token's
     logit is :math:`\langle\text{signal}, q\rangle + N(0, \sigma_\epsilon^2\|q\|^2)`; in stage 1
     :math:`q \approx \tau\,\dot q`, so the relevant token leads an irrelevant one by
@@ -197,8 +209,8 @@ def test_signal_to_noise(table: Groups | None = None) -> sp.Expr:
     paper's groups :math:`z \propto (1-2\eta)\sqrt n\,\|\mu\|^2/(\sigma_\epsilon^2\sqrt d)`:
     the harmful/benign boundary is :math:`\|\mu\| \propto d^{1/4} n^{-1/4}`.
     """
-    signal_sq, memo_sq = query_velocity_norms(table)
-    return signal_rate(table) / (sigma_eps * sp.sqrt(signal_sq + memo_sq))
+    signal_sq, memo_sq = query_velocity_norms(table, loss)
+    return signal_rate(table, loss) / (sigma_eps * sp.sqrt(signal_sq + memo_sq))
 
 
 #: Argument names of the generated kernels (valid identifiers), in the predictions' order.
@@ -216,14 +228,18 @@ KERNEL_ARGUMENTS = (
     "gamma0",
     "kappa0",
 )
-#: The rates the predictions evaluate, as (name, arguments).
-KERNELS: tuple[tuple, ...] = (
-    ("signal_rate",),
-    ("memorisation_rate", False),
-    ("memorisation_rate", True),
-    *(("token_velocity", g, noisy) for g in ("R", "W+", "W-", "I") for noisy in (False, True)),
-    ("overfitting_ratio",),
-    ("test_signal_to_noise",),
+#: The rates the predictions evaluate, as (name, arguments, training loss).
+KERNELS: tuple[tuple, ...] = tuple(
+    (*rate, loss)
+    for loss in LOSSES
+    for rate in (
+        ("signal_rate",),
+        ("memorisation_rate", False),
+        ("memorisation_rate", True),
+        *(("token_velocity", g, noisy) for g in ("R", "W+", "W-", "I") for noisy in (False, True)),
+        ("overfitting_ratio",),
+        ("test_signal_to_noise",),
+    )
 )
 #: Where the generated kernels live (:func:`kernels_source` writes it).
 KERNELS_MODULE = "theory/stage1/kernels.py"
@@ -235,7 +251,7 @@ def kernel_symbols() -> tuple[sp.Symbol, ...]:
 
 
 def kernel_name(name: str, *arguments: str | bool) -> str:
-    """The generated function's name for a rate and its arguments."""
+    """The generated function's name for a rate, its arguments and the training loss."""
     words = [
         name,
         *(("noisy" if a else "clean") if isinstance(a, bool) else str(a) for a in arguments),
@@ -244,15 +260,19 @@ def kernel_name(name: str, *arguments: str | bool) -> str:
 
 
 def kernel_expression(name: str, *arguments: str | bool) -> sp.Expr:
-    """The SymPy expression of a rate (:data:`KERNELS`)."""
+    """The SymPy expression of a rate (:data:`KERNELS`: the name, its arguments, then the
+    training loss)."""
+    *rest, loss = arguments
+    loss = str(loss)
     builders: dict[str, Callable[..., sp.Expr]] = {
-        "signal_rate": signal_rate,
-        "memorisation_rate": lambda noisy: memorisation_rate(noisy=noisy),
-        "token_velocity": lambda group, noisy: token_velocity(group, noisy),
-        "overfitting_ratio": lambda: overfitting_ratio(simplify=False),
-        "test_signal_to_noise": test_signal_to_noise,
+        "signal_rate": lambda: signal_rate(loss=loss),
+        "memorisation_rate": lambda noisy: memorisation_rate(noisy=noisy, loss=loss),
+        "token_velocity": lambda group, noisy: token_velocity(group, noisy, loss=loss),
+        # simplify=False: the same numbers, without the simplification's cost.
+        "overfitting_ratio": lambda: overfitting_ratio(simplify=False, loss=loss),
+        "test_signal_to_noise": lambda: test_signal_to_noise(loss=loss),
     }
-    return builders[name](*arguments)
+    return builders[name](*rest)
 
 
 def kernels_source() -> str:

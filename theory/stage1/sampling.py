@@ -5,8 +5,8 @@ Each draw generates a training set of the data model with its sampler
 (:mod:`theory.foundation.sampling`, one generator for the tokens and then :math:`W_0`;
 balanced classes, the exact label flips split evenly between the classes), and
 computes the exact velocity at :math:`\tau = 0` with no approximation: the exact loss slope
-:math:`\ell_i = 1/(1 + e^{y_if_i})`, the exact scores, and the exact
-:math:`A = W_0^\top W_0`,
+:math:`\ell_i = 1/(1 + e^{y_if_i})` (:math:`w(y_if_i)` of the training loss), the exact
+scores, and the exact :math:`A = W_0^\top W_0`,
 
 .. math::
 
@@ -30,11 +30,13 @@ from theory.foundation.sampling import (
     add_signals,
     balanced_labels,
     exact_flips,
+    example_rhos,
     head_vector,
     initial_weights,
     token_noise,
 )
 from theory.stage1.setting import check_balanced
+from theory.variants.kernels import loss_weight
 
 
 @dataclass(frozen=True)
@@ -56,28 +58,36 @@ def labels(model: DataModel) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class InitialState:
-    """One draw: tokens (n, T, d), true and observed labels, :math:`g = -G` and :math:`W_0`."""
+    r"""One draw: tokens (n, T, d), true and observed labels, :math:`g = -G`, :math:`W_0`, and
+    each sample's :math:`\rho_i` (``None`` without a spread)."""
 
     tokens: np.ndarray
     ystar: np.ndarray
     y: np.ndarray
     g: np.ndarray
     W: np.ndarray
+    rhos: np.ndarray | None = None
 
 
 def draw_initial_state(
     model: DataModel, training: Training, rng: np.random.Generator
 ) -> InitialState:
-    r"""A training set and :math:`W_0`, with the exact :math:`g = -G` at :math:`p = 0`."""
+    r"""A training set (noise, then each sample's :math:`\rho_i` when the model has a spread)
+    and :math:`W_0`, with the exact :math:`g = -G` at :math:`p = 0`."""
     ystar, y = labels(model)
-    tokens = add_signals(token_noise(rng, model.n, model), ystar, model)
+    noise = token_noise(rng, model.n, model)
+    rhos = example_rhos(rng, model.n, model)  # nothing drawn without a spread
+    tokens = add_signals(noise, ystar, model, rhos)
     scores = tokens @ head_vector(model)
     output = scores.mean(axis=1)
-    slope = 1.0 / (1.0 + np.exp(y * output))
+    if training.loss == "logistic":
+        slope = 1.0 / (1.0 + np.exp(y * output))
+    else:
+        slope = loss_weight(y * output, training.loss)
     weights = (slope * y)[:, None] * (scores - output[:, None]) / (model.n * model.T)
     g = np.einsum("it,itd->d", weights, tokens)
     W = initial_weights(rng, model.d, training.scale(model.d), training.init)
-    return InitialState(tokens, ystar, y, g, W)
+    return InitialState(tokens, ystar, y, g, W, rhos)
 
 
 def gap_velocities(model: DataModel, state: InitialState, other: str, noisy: bool) -> np.ndarray:

@@ -20,6 +20,7 @@ from typing import Any
 import sympy as sp
 
 from theory.foundation.data_model import DataModel, TokenGroup, Training
+from theory.foundation.losses import weight
 from theory.foundation.symbols import d, eta, gamma0, mu_norm, n, sigma_eps
 from theory.foundation.validation import InvalidParameter
 from theory.stage1 import rates
@@ -88,16 +89,20 @@ def check_balanced(model: DataModel) -> None:
 
 
 def numeric_setting(model: DataModel, training: Training) -> Setting:
-    r"""The numbers of a data model and training set-up (uniform or Gaussian init). The
-    noise rate is the realised fraction of flipped labels, ``noisy_count / n`` (equal to
-    :math:`\eta` when :math:`n\eta` is an integer, as at the paper's settings)."""
+    r"""The numbers of a data model and training set-up (uniform or Gaussian init; the loss
+    weights of ``training.loss`` at the mean output). The noise rate is the realised fraction
+    of flipped labels, ``noisy_count / n`` (equal to :math:`\eta` when :math:`n\eta` is an
+    integer, as at the paper's settings)."""
     check_balanced(model)
     mean_output = model.gamma0 * sum(g.count * g.score for g in model.groups) / model.T
+    if training.loss == "logistic":
+        slopes = 1 / (1 + math.exp(mean_output)), 1 / (1 + math.exp(-mean_output))
+    else:
+        slopes = weight(mean_output, training.loss), weight(-mean_output, training.loss)
     return Setting(
         float(model.d), model.sigma_eps**2, training.kappa0(model.d),
         ENTRY_EXCESS_KURTOSIS[training.init], model.gamma0, model.mu_norm, float(model.n),
-        model.noisy_count / model.n, float(model.T), model.groups,
-        1 / (1 + math.exp(mean_output)), 1 / (1 + math.exp(-mean_output)),
+        model.noisy_count / model.n, float(model.T), model.groups, *slopes,
     )  # fmt: skip
 
 

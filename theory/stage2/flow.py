@@ -36,14 +36,16 @@ tokens with signal coefficient :math:`\sigma_t = c_t + c'_t` and score
 
     h_{k,t} &= -\tfrac1n \ell_k \varsigma_k\, s_{k,t} \sum_u m_u s_{k,u}
               (\bar\gamma_{k,t} - \bar\gamma_{k,u}),\qquad
-    \ell_k = \frac{1}{1 + e^{\varsigma_k \bar f_k}},\\
+    \ell_k = w(\varsigma_k \bar f_k),\\
     (\mathcal G h)_{k,t} &= \sigma_\epsilon^2 d\, h_{k,t}
         + \sigma_t \frac{\|\mu\|^2}{2}\sum_{k',u} w_{k'} m_u \sigma_u h_{k',u},\\
     \dot{\tilde r} &= -s\,\mathcal G h,\qquad
     \dot b = -\kappa_0 \mathcal G h - b\,\frac{\tilde r\cdot h}{s},\qquad
     \dot s = -\frac{a\cdot h}{s},
 
-(:math:`x\cdot h = \sum_k w_k\sum_t m_t x_{k,t} h_{k,t}`, :math:`w_k` samples of type k).
+(:math:`x\cdot h = \sum_k w_k\sum_t m_t x_{k,t} h_{k,t}`, :math:`w_k` samples of type k;
+:math:`w(z) = -\ell'(z)` is the training loss's weight, :math:`1/(1 + e^{z})` for the
+logistic loss, :mod:`theory.foundation.losses`).
 The signal logit :math:`\beta = \langle\mu_{\pm1}, q\rangle` follows the same two channels
 with :math:`(\mathcal G h)_\beta = \frac{\|\mu\|^2}{2}\sum w m \sigma h`. Near
 :math:`\tau = 0` (:math:`s = 0`) the series :math:`b = -\kappa_0\tau\mathcal G h_0`,
@@ -67,8 +69,13 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from theory.foundation.data_model import DataModel, Training
+from theory.foundation.losses import weight_function
 from theory.foundation.validation import Real, require
 
+#: The integrator per loss: explicit DOP853, except for the squared loss, whose finite target
+#: :math:`yf = 1` can stop a gap at a stationary point that is stiff in log-time (LSODA
+#: switches to an implicit method there).
+SOLVER_METHODS = {"logistic": "DOP853", "exponential": "DOP853", "squared": "LSODA"}
 #: :math:`\kappa_p / \kappa_0` for a square :math:`W_0` with iid entries (Marchenko-Pastur
 #: with aspect ratio 1: second over first spectral moment of :math:`W_0^\top W_0`).
 KAPPA_P_RATIO = 2.0
@@ -94,6 +101,8 @@ class Population:
     signal_strength: float
     kappa0: float
     kappa_p: float
+    #: The training loss (:mod:`theory.foundation.losses`); it enters through the weights.
+    loss: str = "logistic"
     #: :math:`\bar\gamma_{k,t} - \bar\gamma_{k,u}`, shape (K, S, S) (derived).
     differences: np.ndarray = field(init=False, repr=False)
     #: :math:`w_k m_t`, tokens of each (type, slot) in the training set (derived).
@@ -133,6 +142,7 @@ def population(model: DataModel, training: Training, memorisation_scale: float =
         signal_strength=model.mu_norm**2,
         kappa0=kappa0,
         kappa_p=KAPPA_P_RATIO * kappa0,
+        loss=training.loss,
     )
 
 
@@ -166,6 +176,7 @@ class FlowKernel:
         self.memorisation = pop.memorisation
         self.half_strength = 0.5 * pop.signal_strength
         self.kappa0 = pop.kappa0
+        self.loss_weight = weight_function(pop.loss)
 
     def row_gradient(self, k: int, logits: list[float]) -> tuple[list[float], list[float], float]:
         r""":math:`h_{k,t}` without cancellation (:math:`\bar\gamma_t - \bar f =
@@ -177,7 +188,7 @@ class FlowKernel:
         probabilities = [w / partition for w in weights]
         mass = list(map(mul, probabilities, self.counts))
         output = sum(map(mul, mass, self.scores[k]))
-        loss_weight = 0.5 * (1.0 - math.tanh(0.5 * self.varsigma[k] * output))
+        loss_weight = self.loss_weight(self.varsigma[k] * output)
         scale = -loss_weight * self.loss_scale[k]
         h = [
             scale * p * sum(map(mul, gaps, mass))
@@ -326,8 +337,8 @@ EVENTS: dict[str, tuple[EventFunction, int]] = {
 @dataclass(frozen=True)
 class Trajectory:
     r"""The flow at the requested times: ``tau`` (P,), ``logits`` (P, K, S), ``beta``,
-    ``pi`` (:math:`\|p\|^2`), and the first time of each requested event (``inf`` if not
-    reached, 0 if it holds from the start)."""
+    ``pi`` (:math:`\|p\|^2`), ``w0_logits`` (the W0 channel b of the logits), and the first
+    time of each requested event (``inf`` if not reached, 0 if it holds from the start)."""
 
     population: Population
     tau: np.ndarray
@@ -335,6 +346,8 @@ class Trajectory:
     beta: np.ndarray
     pi: np.ndarray
     events: dict[str, float]
+    #: The W0-channel part b of the logits at each point, (P, K, S).
+    w0_logits: np.ndarray
 
     @property
     def query_norm_sq(self) -> np.ndarray:
@@ -370,11 +383,11 @@ def solve(
     start: tuple[float, State] | None = None,
 ) -> Trajectory:
     r"""Integrate the mean-field flow to :math:`\tau` = ``tau_end`` (in
-    :math:`u = \log(1+\tau)`, DOP853), recording at ``tau_eval`` and locating ``events``
-    (names of :data:`EVENTS`) by root finding on the solver's dense output; the run stops
-    at the first ``stop_at`` event. ``start`` = (time, state) starts it elsewhere than the
-    series at :math:`\tau \to 0` (:func:`initial_state`), e.g. where the GD map hands over
-    (:func:`theory.stage2.discrete.to_flow_state`)."""
+    :math:`u = \log(1+\tau)`, :data:`SOLVER_METHODS`), recording at ``tau_eval`` and
+    locating ``events`` (names of :data:`EVENTS`) by root finding on the solver's dense
+    output; the run stops at the first ``stop_at`` event. ``start`` = (time, state) starts
+    it elsewhere than the series at :math:`\tau \to 0` (:func:`initial_state`), e.g. where
+    the GD map hands over (:func:`theory.stage2.discrete.to_flow_state`)."""
     tau_end = Real(0.0, 1e300, closed="neither").check("tau_end", tau_end)
     for name in events + ((stop_at,) if stop_at else ()):
         require(name in EVENTS, "events", name, "one of " + ", ".join(EVENTS))
@@ -398,7 +411,7 @@ def solve(
         rhs,
         (math.log1p(tau0), math.log1p(tau_end)),
         first.pack(),
-        method="DOP853",
+        method=SOLVER_METHODS[pop.loss],
         t_eval=u_eval,
         events=handlers or None,
         rtol=rtol,
@@ -416,10 +429,12 @@ def solve(
         beta=np.array([state.beta for state in states]),
         pi=np.array([state.s**2 for state in states]),
         events=found,
+        w0_logits=np.array([state.b for state in states]).reshape(-1, *shape),
     )
 
 
 __all__ = [
+    "SOLVER_METHODS",
     "KAPPA_P_RATIO",
     "Population",
     "population",

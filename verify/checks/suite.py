@@ -89,11 +89,12 @@ def run_checks(
     return judge(checks_for(plan), collect(plan, executor, progress), progress)
 
 
-def mutations(checks: list[Check], evidence: Evidence) -> list[dict[str, Any]]:
+def mutations(checks: list[Check], evidence: Any, blank: Any = None) -> list[dict[str, Any]]:
     """Each check on wrong inputs: a wrong prediction (:func:`can_fail`: the measured value
     accepted, a value beyond the tolerance rejected), and an untrained simulation
-    (:func:`untrained`), which every check of what training does must reject."""
-    blank = untrained(evidence)
+    (``blank``; by default :func:`untrained` of ``evidence``), which every check of what
+    training does must reject."""
+    blank = untrained(evidence) if blank is None else blank
     rows = []
     for check in checks:
         row = can_fail(check, evidence)

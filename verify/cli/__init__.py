@@ -1,7 +1,8 @@
 """Command line: ``python -m verify <command>``; ``--help`` on any command lists its flags.
 
 One module per command group (:mod:`~verify.cli.run`, :mod:`~verify.cli.predict`,
-:mod:`~verify.cli.check`, :mod:`~verify.cli.ledger`, :mod:`~verify.cli.experiments`,
+:mod:`~verify.cli.check`, :mod:`~verify.cli.variants`, :mod:`~verify.cli.ledger`,
+:mod:`~verify.cli.experiments`,
 :mod:`~verify.cli.realworld`, :mod:`~verify.cli.encoder`), imported only
 when the command line names one of its commands;
 :mod:`~verify.cli.common` holds the shared flags and the one error path. Building the
@@ -29,6 +30,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "run": ("run", "assumptions"),
     "predict": ("predict",),
     "check": ("check",),
+    "variants": ("variants",),
     "ledger": ("ledger",),
     "experiments": (
         "reproduce",

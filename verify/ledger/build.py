@@ -146,7 +146,8 @@ def assess(claim: Claim, verdicts: Verdicts, root: Path = ROOT) -> dict[str, Any
     if standing is not None and status == standing.status:
         why.append(standing.why)
     if status is None:
-        status, why = "not-run", ["none of its checks is in this run (`verify check` runs them)"]
+        commands = " and ".join(sorted({f"`verify {c.command}`" for c in claim.checks}))
+        status, why = "not-run", [f"none of its checks is in this run ({commands} runs them)"]
     return {
         "id": claim.id,
         "source": claim.source,

@@ -30,9 +30,16 @@ def check_ids() -> set[str]:
     return {spec.id for spec in SPECS if not spec.dropped}
 
 
+def variant_ids() -> set[str]:
+    """The ids of ``verify variants``' checks (the model variants' claims R1-R6)."""
+    from verify.checks.variants.catalogue import check_ids as ids
+
+    return ids()
+
+
 #: The check catalogues a claim can point into, by the command that runs them. A command
-#: that adds checks (e.g. the model variants') adds its catalogue here.
-CATALOGUES: dict[str, Callable[[], set[str]]] = {"check": check_ids}
+#: that adds checks adds its catalogue here.
+CATALOGUES: dict[str, Callable[[], set[str]]] = {"check": check_ids, "variants": variant_ids}
 
 
 def sha256(path: Path) -> str:
@@ -171,6 +178,7 @@ __all__ = [
     "EFFECTS",
     "CATALOGUES",
     "check_ids",
+    "variant_ids",
     "sha256",
     "file_entry",
     "recorded_command",

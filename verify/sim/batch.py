@@ -30,6 +30,7 @@ from verify.sim.data import (
 )
 from verify.sim.engines.base import NonFiniteError
 from verify.sim.engines.independent import IndependentGD
+from verify.sim.engines.traits import VARIANTS
 from verify.sim.simulate import RunResult, RunStatus, check_row, logging_steps, record
 from verify.sim.statistics import ReducedSetup, Statistics
 
@@ -76,7 +77,7 @@ def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
     datas = [generate(config, reuse_noise=True) for config in configs]
     signals = np.stack(
         [
-            signal_part(np.asarray(data.y_clean), config.model).reshape(-1, 2)
+            signal_part(np.asarray(data.y_clean), config.model, data.rho_train).reshape(-1, 2)
             for data, config in zip(datas, configs, strict=True)
         ]
     )
@@ -89,9 +90,30 @@ def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
     return train_together(engine, configs, datas, started)
 
 
+#: The model variants batched runs take: those that change only the data (the compiled step
+#: has the logistic loss, the linear readout and a fixed head).
+BATCHED_VARIANTS = ("rho spread", "one-step head")
+
+
+def require_batchable(config: RunConfig) -> None:
+    """A run's variants are ones the compiled step takes (:data:`BATCHED_VARIANTS`)."""
+    for variant in VARIANTS:
+        if variant.active(config) and variant.name not in BATCHED_VARIANTS:
+            require(
+                False,
+                variant.field,
+                config.flat()[variant.field],
+                f"{variant.base!r} in batched runs (their compiled step has the logistic loss, "
+                f"the linear readout and a fixed head; the {variant.name} runs with engine "
+                "reduced)",
+            )
+
+
 def require_same_schedule(configs: Sequence[RunConfig]) -> None:
-    """Runs trained together take the same steps and are recorded at the same points."""
+    """Runs trained together take the same steps and are recorded at the same points, and
+    take no variant the compiled step does not (:func:`require_batchable`)."""
     for config in configs:
+        require_batchable(config)
         require(
             config.training.steps == configs[0].training.steps
             and config.recording == configs[0].recording,
@@ -113,7 +135,7 @@ def train_together(
     results = [
         RunResult(config=config, data=data) for config, data in zip(configs, datas, strict=True)
     ]
-    views = [engine.view(run) for run in range(len(configs))]
+    views = [engine.view(run, data.noisy) for run, data in enumerate(datas)]
     alive = list(range(len(configs)))
     for step in logging_steps(configs[0]):
         for run, message in engine.advance_to(step).items():

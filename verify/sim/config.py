@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from theory.foundation.data_model import DataModel, Training
+from theory.foundation.data_model import DataModel, Training, check_variant_combination
 from theory.foundation.validation import (
     Integer,
     InvalidParameter,
@@ -31,9 +31,9 @@ from theory.foundation.validation import (
     require,
 )
 from verify.sim.engines.registry import (
+    cannot_run,
     engine_help,
     engine_names,
-    engine_traits,
     engines_where,
 )
 
@@ -132,7 +132,12 @@ class RunConfig(Validated):
 
     def check_relations(self) -> None:
         self._check_scores()
-        refusal = engine_traits(self.solver.engine).cannot_run(self)
+        check_variant_combination(self.model, self.training)
+        if self.training.head == "one-step" and self.training.head_step is None:
+            from theory.variants.head import default_one_step  # SymPy (derivation records)
+
+            default_one_step(self.model, self.training)  # its initial scale leaves room
+        refusal = cannot_run(self)
         if refusal is not None:
             raise InvalidParameter(
                 refusal.parameter, self.flat()[refusal.parameter], refusal.allowed

@@ -5,7 +5,10 @@ The draws are the theory's one sampler of the data model
 :math:`x = \sigma_\epsilon z + c_g\mu_{y^*} + c'_g\mu_{-y^*}`, :math:`z \sim N(0, I_d)`,
 :math:`y = -y^*` on the flipped set); this module assembles a :class:`Dataset` from them.
 Four independent random streams are spawned from the seed: training noise, test noise
-(the test set is clean and shares nothing with training), :math:`W(0)`, and the flips.
+(the test set is clean and shares nothing with training), :math:`W(0)`, and the flips;
+the model variants draw from three more, only when they are on (so the base model's
+numbers do not change): each example's :math:`\rho_i` (training set, then test set), the
+one-step head (:math:`\nu_0`, then its separate head set) and the FFN readout.
 
 The noise :math:`z`, the labels and the flipped set do not depend on :math:`\|\mu\|` or
 :math:`\rho`, so a sweep over them at fixed :math:`(d, n, T, \text{seed})` can draw the
@@ -33,8 +36,11 @@ from theory.foundation.sampling import (
     STREAMS,
     add_signals,
     balanced_labels,
+    example_rhos,
+    ffn_readout,
     head_vector,
     noisy_mask,
+    one_step_head,
     position_groups,
     random_streams,
     signal_part,
@@ -42,6 +48,7 @@ from theory.foundation.sampling import (
     token_noise,
 )
 from theory.foundation.validation import InvalidParameter, require
+from theory.variants.ffn import FFNReadout
 from verify.output.files import atomic_write_bytes
 from verify.sim.config import RunConfig
 
@@ -50,10 +57,13 @@ RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = range(4)
 
 @dataclass(frozen=True)
 class Dataset:
-    """Training and test data plus the fixed head.
+    r"""Training and test data plus the fixed head.
 
     ``groups[t]`` is the group code of token position ``t`` (the same for every sequence);
     ``y_clean`` holds the true labels :math:`y^*` (``None`` when unknown, e.g. loaded data).
+    The variants' draws: ``rho_train`` (each training example's :math:`\rho_i`, ``None``
+    without spread), ``nu`` is the one-step head when there is one (``nu_start`` its random
+    start :math:`\nu_0`), ``readout`` the FFN readout (``None``: the linear head).
     """
 
     X_train: np.ndarray
@@ -66,6 +76,9 @@ class Dataset:
     mu_plus: np.ndarray | None = None
     mu_minus: np.ndarray | None = None
     source: str = field(default="generated", compare=False)
+    rho_train: np.ndarray | None = None
+    nu_start: np.ndarray | None = None
+    readout: FFNReadout | None = None
 
     @property
     def n(self) -> int:
@@ -94,6 +107,16 @@ class Dataset:
     @cached_property
     def test_scores(self) -> np.ndarray:
         return self.X_test @ self.nu
+
+    @cached_property
+    def train_projections(self) -> np.ndarray | None:
+        r"""The FFN readout's :math:`Bx_{i,t}` of the training tokens, (n, T, m), or ``None``."""
+        return None if self.readout is None else self.readout.projections(self.X_train)
+
+    @cached_property
+    def test_projections(self) -> np.ndarray | None:
+        """The same for the test tokens."""
+        return None if self.readout is None else self.readout.projections(self.X_test)
 
 
 def draw_noise(config: RunConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -127,17 +150,44 @@ def generate(config: RunConfig, reuse_noise: bool = False) -> Dataset:
     y_clean = balanced_labels(m.n)
     y_test = balanced_labels(config.recording.test_size)
     mu_plus, mu_minus = signal_vectors(m)
+    streams = random_streams(config.seed)
+    rho_train = example_rhos(streams["rho"], m.n, m)
+    X_train = add_signals(train, y_clean, m, rho_train)
+    y_train = np.where(flipped, -y_clean, y_clean)
+    rho_test = example_rhos(streams["rho"], y_test.shape[0], m)
+    nu, nu_start = drawn_head(config, streams["head"], X_train, y_train)
     return Dataset(
-        X_train=add_signals(train, y_clean, m),
-        y_train=np.where(flipped, -y_clean, y_clean),
+        X_train=X_train,
+        y_train=y_train,
         y_clean=y_clean,
-        X_test=add_signals(test, y_test, m),
+        X_test=add_signals(test, y_test, m, rho_test),
         y_test=y_test,
-        nu=head_vector(m),
+        nu=nu,
         groups=position_groups(m),
         mu_plus=mu_plus,
         mu_minus=mu_minus,
+        rho_train=rho_train,
+        nu_start=nu_start,
+        readout=ffn_readout(streams["readout"], m) if m.readout == "ffn" else None,
     )
+
+
+def drawn_head(
+    config: RunConfig, rng: np.random.Generator, X_train: np.ndarray, y_train: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""The head the attention starts with, and the one-step head's random start: the fixed
+    head :math:`\nu` (a trained head starts there too) and ``None``, or the one-step head
+    :math:`\nu_1` and :math:`\nu_0` (:func:`theory.foundation.sampling.one_step_head`, from
+    the ``head`` stream ``rng``, with the step of :func:`theory.variants.head.head_step`)."""
+    m, training = config.model, config.training
+    if training.head != "one-step":
+        return head_vector(m), None
+    from theory.variants.head import head_step  # SymPy, for the derivation records
+
+    step = head_step(m, training)
+    assert step is not None
+    head = one_step_head(rng, m, training, X_train, y_train, step)
+    return head.nu, head.nu0
 
 
 @lru_cache(maxsize=1024)

@@ -43,7 +43,10 @@ def _population(name: str, what: str) -> tuple[Column, Column]:
             f"population_test_{name}",
             "share" if name != "loss" else "nats",
             f"{what} over the data distribution, from the query's moments (NaN where not "
-            "computed: see recording.population)",
+            "computed: see recording.population; and for a head or readout its formulas do not "
+            "describe: a one-step or trained head, the FFN readout"
+            + (", or another training loss: it is the logistic loss" if name == "loss" else "")
+            + "; a spread of rho is averaged over)",
         ),
         Column(
             f"population_test_{name}_error",
@@ -66,9 +69,14 @@ _POPULATION = [
 COLUMNS: tuple[Column, ...] = (
     Column("step", "GD steps", "the log point: GD steps taken (flow engines: flow time / alpha)"),
     Column("time", "flow time", "alpha x step"),
-    Column("train_loss", "nats", "mean logistic loss log(1 + exp(-y f)) on the training labels"),
+    Column(
+        "train_loss",
+        "nats",
+        "mean training loss l(y f) on the training labels: logistic log(1 + exp(-y f)) unless "
+        "the run's loss is another (exponential exp(-y f), squared (1 - y f)^2 / 2)",
+    ),
     Column("train_accuracy", "share", "training samples with y f > 0 (a tie f = 0 is wrong)"),
-    Column("test_loss", "nats", "mean logistic loss on the clean test set (NaN without one)"),
+    Column("test_loss", "nats", "mean training loss on the clean test set (NaN without one)"),
     Column("test_accuracy", "share", "test sequences with y f > 0 (NaN without a test set)"),
     Column("clean_fitted", "share", "clean training samples with y f > 0"),
     Column("noisy_fitted", "share", "flipped training samples with y f > 0 (NaN without any)"),
@@ -119,6 +127,15 @@ COLUMNS: tuple[Column, ...] = (
     ),
     *(pair[0] for pair in _POPULATION),
     *(pair[1] for pair in _POPULATION),
+    Column(
+        "noisy_gradient_ratio",
+        "1",
+        "||G_N||_F / ||G_C||_F, G_S = sum over the samples i of S of the gradient of their loss "
+        "l(y_i f_i) / n with respect to (W, p), N the flipped samples and C the clean ones: "
+        "with h_S the logit gradient restricted to S and G = B h_S, ||G_S||^2 = ||p||^2 ||G||^2 "
+        "+ ||W G||^2 (0 without flips; inf when only the clean part vanishes, NaN when both "
+        "do, as once every softmax saturates in float64)",
+    ),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in COLUMNS)
 BY_NAME: dict[str, Column] = {column.name: column for column in COLUMNS}

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theory.variants.ffn import FFNReadout
+from theory.variants.kernels import ffn_output, loss_value
 from verify.sim.data import RELEVANT, WEAK_OPPOSITE
 from verify.sim.kernels import logistic_loss, softmax
 
@@ -45,9 +47,19 @@ class SplitMetrics:
     selected: np.ndarray  # argmax token, (m,)
 
 
-def split_metrics(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> SplitMetrics:
-    r"""Mean logistic loss :math:`\frac1m\sum\ell(y f)` and accuracy of
-    :math:`\mathrm{sign}(f)` (a tie :math:`f = 0` counts as wrong)."""
+def split_metrics(
+    logits: np.ndarray,
+    scores: np.ndarray,
+    labels: np.ndarray,
+    loss: str = "logistic",
+    readout: FFNReadout | None = None,
+    projections: np.ndarray | None = None,
+) -> SplitMetrics:
+    r"""Mean loss :math:`\frac1m\sum\ell(y f)` (``loss``: logistic by default) and accuracy
+    of :math:`\mathrm{sign}(f)` (a tie :math:`f = 0` counts as wrong), with
+    :math:`f = \sum_t s_t\gamma_t` (the linear head's scores), or with an FFN ``readout``
+    :math:`f = a^\top\mathrm{GELU}(\sum_t s_tBx_t + c)` on the tokens' ``projections``
+    :math:`Bx_t`."""
     logits = np.asarray(logits, dtype=np.float64)
     if logits.shape[0] == 0:
         empty = np.zeros((0,))
@@ -55,15 +67,32 @@ def split_metrics(logits: np.ndarray, scores: np.ndarray, labels: np.ndarray) ->
             np.zeros(logits.shape), empty, float("nan"), float("nan"), empty.astype(int)
         )
     s = softmax(logits)
-    f = (s * scores).sum(axis=-1)
+    if readout is None:
+        f = (s * scores).sum(axis=-1)
+    else:
+        f = ffn_output(logits, projections, readout.biases, readout.out_weights)
     margins = labels * f
+    losses = logistic_loss(margins) if loss == "logistic" else loss_value(margins, loss)
     return SplitMetrics(
         probabilities=s,
         outputs=f,
-        loss=float(np.mean(logistic_loss(margins))),
+        loss=float(np.mean(losses)),
         accuracy=float(np.mean(margins > 0)),
         selected=np.argmax(logits, axis=-1),
     )
+
+
+def head_metrics(nu: np.ndarray | None, data: object) -> dict[str, float]:
+    r"""``head_alignment`` :math:`\cos(\nu, \mu_{+1} - \mu_{-1})` and ``head_scale``
+    :math:`\|\nu\|\|\mu\|` of the head ``nu`` (NaN without a head vector or known
+    signal directions, as for d-free statistics or loaded data)."""
+    mu_plus, mu_minus = getattr(data, "mu_plus", None), getattr(data, "mu_minus", None)
+    if nu is None or mu_plus is None or mu_minus is None:
+        return {"head_alignment": math.nan, "head_scale": math.nan}
+    direction = mu_plus - mu_minus
+    norm = float(np.linalg.norm(nu))
+    cosine = float(nu @ direction) / (norm * float(np.linalg.norm(direction))) if norm else 0.0
+    return {"head_alignment": cosine, "head_scale": norm * float(np.linalg.norm(mu_plus))}
 
 
 def leading_gaps(logits: np.ndarray, groups: np.ndarray, leader_group: int) -> np.ndarray:

@@ -30,6 +30,7 @@ from verify.sim.history import History, Row
 from verify.sim.observables import (
     POPULATION_COLUMNS,
     attention_gaps,
+    head_metrics,
     query_components,
     relevant_saturation,
     split_metrics,
@@ -93,6 +94,8 @@ class RunResult:
     signal: int | None = None  # the signal that interrupted the run (2 SIGINT, 15 SIGTERM)
     wall_seconds: float = 0.0
     solver_steps: int | None = None
+    #: A trained head at the end of the run (``None``: the head did not move).
+    final_head: np.ndarray | None = None
 
     @property
     def final(self) -> Row:
@@ -132,7 +135,15 @@ class RunResult:
         )
         if self.solver_steps is not None:
             out["solver_steps"] = self.solver_steps
+        out.update(self.head_summary())
         return out
+
+    def head_summary(self) -> dict[str, float]:
+        """The head's alignment and scale at the end and at the start (equal unless the head
+        is trained; :func:`verify.sim.observables.head_metrics`)."""
+        start = head_metrics(getattr(self.data, "nu", None), self.data)
+        end = start if self.final_head is None else head_metrics(self.final_head, self.data)
+        return {**end, **{f"{key}_start": value for key, value in start.items()}}
 
 
 def _mean(values: np.ndarray) -> float:
@@ -158,6 +169,12 @@ class Observable(Protocol):
 
     def query_moments(self) -> tuple[float, np.ndarray]: ...
 
+    def token_scores(self) -> np.ndarray: ...
+
+    def head(self) -> np.ndarray | None: ...
+
+    def noisy_gradient_ratio(self) -> float: ...
+
     def snapshot(self) -> Any: ...
 
     def evaluate(self, snapshots: list[Any]) -> list[tuple[np.ndarray, dict[str, float]]]: ...
@@ -174,27 +191,46 @@ class Capture:
     probabilities: np.ndarray
     gaps: np.ndarray
     snapshot: Any
+    #: A trained head at this point (its test scores are computed with the test logits).
+    head: np.ndarray | None = None
 
 
 def population_row(
     config: RunConfig, step: float, moments: tuple[float, np.ndarray], has_signal: bool
 ) -> dict[str, float]:
     """The population test metrics at this log point (``recording.population``: at every
-    point, at the final step only, or never; NaN where not computed)."""
+    point, at the final step only, or never; NaN where not computed, and where the head is
+    not the population formulas' fixed head or the readout not linear). A spread of rho is
+    averaged over (:mod:`verify.sim.population_spread`); the loss column is the logistic
+    loss, NaN under another training loss."""
     when = config.recording.population
-    if not has_signal or when == "none" or (when == "final" and step != config.training.steps):
+    model, training = config.model, config.training
+    fixed_head = training.head == "fixed" and model.readout == "linear"
+    if (
+        not has_signal
+        or not fixed_head
+        or when == "none"
+        or (when == "final" and step != training.steps)
+    ):
         return dict.fromkeys(POPULATION_COLUMNS, math.nan)
-    from verify.sim.population import population_columns  # SciPy's special functions
+    from verify.sim.population_spread import spread_population_columns  # SciPy
 
-    return population_columns(config.model, *moments, has_signal=has_signal)
+    columns = spread_population_columns(model, *moments)
+    if training.loss != "logistic":
+        columns.update(population_test_loss=math.nan, population_test_loss_error=math.nan)
+    return columns
 
 
 def capture(result: RunResult, engine: Observable) -> Capture:
     """The training-side observables of the engine's current state, and its snapshot."""
-    data = result.data
+    data, config = result.data, result.config
     step = float(engine.steps_done)
     logits = np.asarray(engine.train_logits(), dtype=np.float64)
-    train = split_metrics(logits, data.train_scores, data.y_train)
+    readout = getattr(data, "readout", None)
+    projections = getattr(data, "train_projections", None)
+    train = split_metrics(
+        logits, engine.token_scores(), data.y_train, config.training.loss, readout, projections
+    )
     noisy = data.noisy
     gaps = attention_gaps(logits, data.groups, noisy)
     sample_gap = np.min(np.where(np.isnan(gaps), np.inf, gaps), axis=1)
@@ -225,8 +261,9 @@ def capture(result: RunResult, engine: Observable) -> Capture:
     moments = engine.query_moments()
     has_signal = data.mu_plus is not None
     row.update(query_components(*moments, has_signal=has_signal))
-    row.update(population_row(result.config, step, moments, has_signal))
-    return Capture(row, logits, train.probabilities, gaps, engine.snapshot())
+    row.update(population_row(config, step, moments, has_signal))
+    row["noisy_gradient_ratio"] = engine.noisy_gradient_ratio()
+    return Capture(row, logits, train.probabilities, gaps, engine.snapshot(), engine.head())
 
 
 def complete(result: RunResult, captured: list[Capture], engine: Observable) -> list[Row]:
@@ -237,7 +274,7 @@ def complete(result: RunResult, captured: list[Capture], engine: Observable) -> 
     for point, (test_logits, norms) in zip(
         captured, engine.evaluate([point.snapshot for point in captured]), strict=True
     ):
-        test = split_metrics(test_logits, data.test_scores, data.y_test)
+        test = test_metrics(result, test_logits, point.head)
         row = point.row
         row.update(
             test_loss=test.loss,
@@ -258,16 +295,34 @@ def complete(result: RunResult, captured: list[Capture], engine: Observable) -> 
     return rows
 
 
+def test_metrics(result: RunResult, logits: np.ndarray, head: np.ndarray | None) -> Any:
+    """The test split's metrics: the scores of the data's head, or of a trained ``head``;
+    the run's loss and readout."""
+    data, config = result.data, result.config
+    scores = data.test_scores if head is None else data.X_test @ head
+    readout = getattr(data, "readout", None)
+    projections = getattr(data, "test_projections", None)
+    return split_metrics(logits, scores, data.y_test, config.training.loss, readout, projections)
+
+
 def record(result: RunResult, engine: Observable) -> Row:
     """Append one log point's observables to ``result``; returns the history row."""
     return complete(result, [capture(result, engine)], engine)[0]
 
 
+#: Ratios that may be undefined at a finite state (0/0 once the softmax saturates in float64):
+#: they are recorded as they are and never stop a run.
+UNCHECKED_COLUMNS = frozenset({"noisy_gradient_ratio"})
+
+
 def check_row(row: Mapping[str, float], first: Mapping[str, float]) -> None:
     """:class:`NonFiniteError` naming the first quantity that was finite at the first log
     point and is not any more (quantities undefined from the start, such as the noisy
-    samples' gaps when no label is flipped, stay NaN without failing the run)."""
+    samples' gaps when no label is flipped, stay NaN without failing the run; the ratios of
+    :data:`UNCHECKED_COLUMNS` are not checked)."""
     for key, value in row.items():
+        if key in UNCHECKED_COLUMNS:
+            continue
         if not math.isfinite(value) and math.isfinite(first[key]):
             raise NonFiniteError(non_finite_message(f"{key} ({value}) recorded", row["step"]))
 
@@ -400,6 +455,8 @@ def simulate(
             bar.close()
     if engine is not None and hasattr(engine, "solver_steps"):
         result.solver_steps = engine.solver_steps
+    if engine is not None:
+        result.final_head = engine.head()
     result.wall_seconds = time.perf_counter() - started
     return result
 

@@ -11,6 +11,7 @@ small; several BLAS threads only contend for the cores).
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,13 +22,8 @@ import numpy as np
 from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, generate, initial_weight_blocks
-from verify.sim.kernels import (
-    FLOAT64,
-    Arithmetic,
-    KernelOutput,
-    logit_gradient,
-    score_differences,
-)
+from verify.sim.gradient import Kernel
+from verify.sim.kernels import FLOAT64, Arithmetic, score_differences
 from verify.sim.statistics import ReducedSetup
 
 if TYPE_CHECKING:
@@ -100,6 +96,9 @@ class Engine(ABC):
         self.labels = arithmetic.asarray(data.y_train)
         self.scores = arithmetic.asarray(data.train_scores)
         self.differences = score_differences(self.scores)
+        self.gradient = Kernel.of_run(config, data, arithmetic)
+        #: Whether the head is trained with (W, p) (its state is the engine's).
+        self.trained_head = config.training.head == "trained"
         self.events: list[Event] = []
 
     @property
@@ -122,8 +121,24 @@ class Engine(ABC):
             if event.at is None and event.function(logits) > 0:
                 event.at = step
 
-    def kernel(self, logits: np.ndarray) -> KernelOutput:
-        return logit_gradient(logits, self.scores, self.differences, self.labels, self.arithmetic)
+    def kernel(self, logits: np.ndarray, scores: Any = None) -> Any:
+        """The kernel output at ``logits`` (:class:`verify.sim.gradient.Kernel`; ``scores``: a
+        trained head's current scores)."""
+        return self.gradient(logits, scores)
+
+    def head(self) -> np.ndarray | None:
+        r"""A trained head's current :math:`\nu` (d,), or ``None``: the data's fixed head."""
+        return None
+
+    def token_scores(self) -> np.ndarray:
+        r"""The training tokens' current scores :math:`\gamma_{i,t} = \langle x_{i,t},
+        \nu\rangle` (n, T), float64."""
+        return np.asarray(self.data.train_scores, dtype=np.float64)
+
+    def noisy_gradient_ratio(self) -> float:
+        r""":math:`\|G_N\|_F/\|G_C\|_F`: the noisy samples' summed gradient with respect to
+        :math:`(W, p)` over the clean samples' (NaN where the engine cannot compute it)."""
+        return math.nan
 
     def advance_to(self, step: float) -> None:
         """Run until ``step`` GD steps (flow time :math:`\\alpha\\,` ``step``) are done."""

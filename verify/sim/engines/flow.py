@@ -5,7 +5,8 @@ Gradient flow is the :math:`\alpha \to 0` limit of GD in time :math:`t = \alpha 
 
 .. math::
 
-    \dot a = -(h + M\,\mathrm{Gram}\,h), \qquad \dot M = -a h^\top .
+    \dot a = -(h + M\,\mathrm{Gram}\,h), \qquad \dot M = -a h^\top
+    \quad\big(\text{and } \dot c = -(\alpha_\nu/\alpha)\,g \text{ for a trained head}\big).
 
 Gaps grow like :math:`\log t` and the loss decays like :math:`1/t`, so the flow is
 integrated in :math:`s = \log(1 + t)`, where :math:`dy/ds = (1 + t)\,\dot y` stays
@@ -26,7 +27,7 @@ from verify.sim.data import Dataset
 from verify.sim.engines.base import NonFiniteError, ensure_finite
 from verify.sim.engines.reduced import ReducedEngine
 from verify.sim.engines.registry import engine_traits
-from verify.sim.kernels import logit_gradient
+from verify.sim.gradient import head_gradient, head_rate
 from verify.sim.statistics import ReducedSetup, Statistics
 
 
@@ -42,8 +43,9 @@ class FlowEngine(ReducedEngine):
         W0: np.ndarray | None = None,
         setup: ReducedSetup | None = None,
         statistics: Statistics | None = None,
+        signal: np.ndarray | None = None,
     ):
-        super().__init__(config, data, W0, setup, statistics)
+        super().__init__(config, data, W0, setup, statistics, signal)
         self.solver_steps = 0
         self._solver: DOP853 | None = None
 
@@ -55,27 +57,42 @@ class FlowEngine(ReducedEngine):
         """The right-hand side :math:`dy/ds`, a closure over the fixed matrices only: the
         solver must not hold the engine (an engine <-> solver reference cycle kept each
         finished run's data alive until a full garbage collection)."""
-        K, gram = self.K, self.gram
-        scores, differences, labels = self.scores, self.differences, self.labels
+        K, gram, kernel, scores = self.K, self.gram, self.gradient, self.scores
         n, T = self.data.n, self.data.T
         N = K.shape[0]
         alpha = self.config.training.alpha
+        trained = self.trained_head
+        rate = head_rate(self.config) if trained else 0.0
 
         def derivative(s: float, y: np.ndarray) -> np.ndarray:
-            a, M = y[:N], y[N:].reshape(N, N)
+            a, M = y[:N], y[N : N + N * N].reshape(N, N)
             Ka = K @ a
             logits = Ka + gram @ (M.T @ Ka)
             ensure_finite(logits, "training logits", math.expm1(s) / alpha)
-            h = logit_gradient(
-                logits.reshape(n, T), scores, differences, labels
-            ).logit_gradient.reshape(-1)
+            current = scores + (gram @ y[N + N * N :]).reshape(n, T) if trained else None
+            output = kernel(logits.reshape(n, T), current)
+            h = output.logit_gradient.reshape(-1)
             scale = math.exp(s)  # dt/ds = 1 + t
             out = np.empty_like(y)
             out[:N] = -scale * (h + M @ (gram @ h))
-            out[N:] = (-scale * np.outer(a, h)).reshape(-1)
+            out[N : N + N * N] = (-scale * np.outer(a, h)).reshape(-1)
+            if trained:
+                out[N + N * N :] = -scale * rate * head_gradient(output).reshape(-1)
             return out
 
         return derivative
+
+    def _state(self) -> np.ndarray:
+        r"""The solver's state: :math:`(a, \mathrm{vec}\,M)`, then c for a trained head."""
+        parts = [self.a, self.M.reshape(-1)]
+        return np.concatenate(parts if self.c is None else [*parts, self.c])
+
+    def _set_state(self, y: np.ndarray) -> None:
+        N = self.a.shape[0]
+        self.a = y[:N].copy()
+        self.M = y[N : N + N * N].reshape(N, N).copy()
+        if self.c is not None:
+            self.c = y[N + N * N :].copy()
 
     def _solver_for(self, target: float) -> DOP853:
         """The solver, created on first use with the run's horizon, or restarted from its
@@ -83,11 +100,10 @@ class FlowEngine(ReducedEngine):
         alpha = self.config.training.alpha
         if self._solver is None:
             horizon = max(target, self.log_time(self.config.training.steps, alpha))
-            state = np.concatenate([self.a, self.M.reshape(-1)])
             self._solver = DOP853(
                 self._derivative(),
                 0.0,
-                state,
+                self._state(),
                 horizon,
                 rtol=self.config.solver.flow_rtol,
                 atol=self.config.solver.flow_atol,
@@ -105,7 +121,7 @@ class FlowEngine(ReducedEngine):
 
     def _logits_of(self, y: np.ndarray) -> np.ndarray:
         N = self.a.shape[0]
-        a, M = y[:N], y[N:].reshape(N, N)
+        a, M = y[:N], y[N : N + N * N].reshape(N, N)
         Ka = self.K @ a
         return (Ka + self.gram @ (M.T @ Ka)).reshape(self.data.n, self.data.T)
 
@@ -145,7 +161,5 @@ class FlowEngine(ReducedEngine):
                 self._locate_events(before, solver)
         reached = solver.t >= target or solver.status != "running"
         y = solver.dense_output()(target) if solver.t > target else solver.y
-        N = self.a.shape[0]
-        self.a = y[:N].copy()
-        self.M = y[N:].reshape(N, N).copy()
+        self._set_state(y)
         self.steps_done = until if reached else math.expm1(solver.t) / alpha

@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from theory.variants.kernels import noisy_gradient_ratio
 from verify.sim.engines.base import non_finite_message
-from verify.sim.kernels import score_differences
+from verify.sim.kernels import logit_gradient, score_differences
 from verify.sim.statistics import Statistics
 
 
@@ -89,8 +90,10 @@ class IndependentGD:
             for run in np.flatnonzero(running & (self.stopped > 0))
         }
 
-    def view(self, run: int) -> IndependentRunView:
-        return IndependentRunView(self, run)
+    def view(self, run: int, noisy: np.ndarray | None = None) -> IndependentRunView:
+        """Run ``run`` as an observable; ``noisy`` its flipped samples (for the noisy-gradient
+        ratio, NaN without)."""
+        return IndependentRunView(self, run, noisy)
 
 
 class IndependentRunView:
@@ -98,8 +101,8 @@ class IndependentRunView:
     an engine: the query is seen through its moments on the run's own statistics, and there
     is no finite test set, so a snapshot is evaluated at once."""
 
-    def __init__(self, batch: IndependentGD, run: int):
-        self.batch, self.run = batch, run
+    def __init__(self, batch: IndependentGD, run: int, noisy: np.ndarray | None = None):
+        self.batch, self.run, self.noisy = batch, run, noisy
         self.statistics = batch.statistics[run]
 
     @property
@@ -120,6 +123,26 @@ class IndependentRunView:
 
     def query_moments(self) -> tuple[float, np.ndarray]:
         return self.statistics.query_moments(*self.state())
+
+    def token_scores(self) -> np.ndarray:
+        return self.batch.scores[self.run]
+
+    def head(self) -> None:
+        """The head does not move in a batch."""
+        return None
+
+    def noisy_gradient_ratio(self) -> float:
+        r""":math:`\|G_N\|_F/\|G_C\|_F` in reduced coordinates
+        (:func:`theory.variants.kernels.noisy_gradient_ratio`), the noisy samples being the
+        flipped ones of the run's data (given to :meth:`IndependentGD.view`)."""
+        if self.noisy is None:
+            return float("nan")
+        b = self.batch
+        logits = self.train_logits()
+        h = logit_gradient(logits, b.scores[self.run], b.differences[self.run], b.labels[self.run])
+        a, M = self.state()
+        K, gram = self.statistics.K, self.statistics.gram
+        return float(noisy_gradient_ratio(K, gram, a, M, h.logit_gradient, self.noisy))
 
     def test_logits(self) -> np.ndarray:
         return np.zeros((0, self.batch.scores.shape[-1]))

@@ -39,7 +39,7 @@ class MpEngine(ReducedEngine):
         with mpmath.workdps(self.dps):
             Engine.__init__(self, config, data, MPMATH)
             self.setup = setup or reduced_setup(config, data, W0)
-            self.statistics = self.setup.statistics()
+            self.statistics, self.signal = self.setup.statistics(), None
             self.invariant_scale = self.statistics.invariant_scale
             if W0 is None:
                 W0 = initial_weights(config)
@@ -49,6 +49,7 @@ class MpEngine(ReducedEngine):
             N = B.shape[1]
             self.a = MPMATH.asarray(np.zeros(N))
             self.M = MPMATH.asarray(np.zeros((N, N)))
+            self.c = MPMATH.asarray(np.zeros(N)) if self.trained_head else None
 
     def step(self, until: float) -> None:
         with mpmath.workdps(self.dps):

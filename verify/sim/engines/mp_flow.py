@@ -9,8 +9,9 @@ The same ODE as the ``flow`` engine, in the same variables: reduced coordinates
     \frac{da}{ds} = -(1 + t)\,(h + M\,\mathrm{Gram}\,h), \qquad
     \frac{dM}{ds} = -(1 + t)\, a h^\top, \qquad 1 + t = e^s,
 
-with the logits :math:`K a + \mathrm{Gram}\,M^\top K a` and :math:`h` the cancellation-free
-kernel (:func:`verify.sim.kernels.logit_gradient`), integrated from :math:`(0, 0)` by
+with the logits :math:`K a + \mathrm{Gram}\,M^\top K a` and :math:`h` the run's
+cancellation-free kernel (:class:`verify.sim.gradient.Kernel`: any loss, the linear or the
+FFN readout), integrated from :math:`(0, 0)` by
 Gragg-Bulirsch-Stoer extrapolation (:mod:`verify.sim.extrapolation`) with local tolerance
 ``mp_flow_tol``. :math:`K` and Gram are those of the ``mp`` engine: computed in mpmath from
 the float64 tokens and :math:`W_0`, so the problem is exactly the one the float engines
@@ -39,7 +40,7 @@ from verify.sim.engines.mp import MpEngine
 from verify.sim.engines.registry import engine_traits
 from verify.sim.extrapolation import Extrapolation, ScaledDerivative
 from verify.sim.fixed_point import FixedPoint
-from verify.sim.kernels import MPMATH, logit_gradient
+from verify.sim.gradient import Kernel
 from verify.sim.statistics import ReducedSetup
 
 
@@ -60,19 +61,18 @@ class FixedLogits:
         return Ka + self.fixed.matvec(self.gram, self.fixed.matvec(M.T, Ka))
 
 
-def scaled_derivative(
-    logits: FixedLogits, scores: np.ndarray, differences: np.ndarray, labels: np.ndarray
-) -> ScaledDerivative:
-    r""":math:`c\,dy/ds` at :math:`(s, y)`: with :math:`g = -c\,e^s h`,
+def scaled_derivative(logits: FixedLogits, kernel: Kernel) -> ScaledDerivative:
+    r""":math:`c\,dy/ds` at :math:`(s, y)`: with :math:`g = -c\,e^s h` (h from the run's
+    ``kernel``, :class:`verify.sim.gradient.Kernel`, in mpmath),
     :math:`c\,da/ds = g + M\,\mathrm{Gram}\,g` and :math:`c\,dM/ds = a g^\top`. A closure
     over the fixed matrices only (the solver does not hold the engine)."""
     fixed, gram = logits.fixed, logits.gram
-    shape = scores.shape
+    shape = kernel.scores.shape
 
     def derivative(s: mpmath.mpf, y: np.ndarray, c: mpmath.mpf) -> np.ndarray:
         a, M = logits.split(y)
         z = fixed.to_mpf(logits(y)).reshape(shape)
-        h = logit_gradient(z, scores, differences, labels, MPMATH).logit_gradient
+        h = kernel(z).logit_gradient
         g = fixed.from_mpf(h.reshape(-1) * (-c * mpmath.exp(s)))
         out = np.empty_like(y)
         out[: logits.N] = g + fixed.matvec(M, fixed.matvec(gram, g))
@@ -99,7 +99,7 @@ class MpFlowEngine(MpEngine):
         with mpmath.workdps(self.dps):
             self.fixed = FixedPoint.at_working_precision()
             self.logits = FixedLogits(self.K, self.gram, self.fixed)
-            derivative = scaled_derivative(self.logits, self.scores, self.differences, self.labels)
+            derivative = scaled_derivative(self.logits, self.gradient)
             N = self.logits.N
             state = np.array([0] * (N + N * N), dtype=object)
             self.solver = Extrapolation(

@@ -16,6 +16,13 @@ Derivation (checked against the dense engine in ``tests/test_engines.py``): with
 (both right-hand sides at the old state), since
 :math:`W G = W_0 B h + V M B^\top B h = V (h + M\,\mathrm{Gram}\,h)` and
 :math:`p G^\top = V a h^\top B^\top`.
+
+A trained head stays in the span of :math:`\nu_0` and the training tokens,
+:math:`\nu = \nu_0 + Bc`: its gradient is :math:`Bg`, :math:`g = \partial L/\partial\gamma`,
+so :math:`c \leftarrow c - \alpha_\nu g` and the scores are
+:math:`\gamma = B^\top\nu_0 + \mathrm{Gram}\,c` (N more coordinates). The noisy-gradient
+ratio is read in the same coordinates
+(:func:`theory.variants.kernels.noisy_gradient_ratio`).
 """
 
 from __future__ import annotations
@@ -24,18 +31,22 @@ from typing import Any
 
 import numpy as np
 
+from theory.variants.kernels import noisy_gradient_ratio
 from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines.base import Engine, ensure_finite, reduced_setup
 from verify.sim.engines.registry import engine_traits
+from verify.sim.gradient import Kernel, head_gradient, head_step
 from verify.sim.kernels import FLOAT64
 from verify.sim.statistics import ReducedSetup, Statistics
 
 
 class ReducedEngine(Engine):
     """Float64 GD in reduced coordinates, on the :class:`~verify.sim.statistics.Statistics`
-    of the draws (and, for the query vector and a finite test set, the reduced set-up)."""
+    of the draws (and, for the query vector and a finite test set, the reduced set-up;
+    ``signal``: the signal part S of the tokens when the set-up holds the noise alone,
+    :math:`B = Z + ES^\top`, as runs that share their draws have it)."""
 
     traits = engine_traits("reduced")
 
@@ -46,17 +57,19 @@ class ReducedEngine(Engine):
         W0: np.ndarray | None = None,
         setup: ReducedSetup | None = None,
         statistics: Statistics | None = None,
+        signal: np.ndarray | None = None,
     ):
         super().__init__(config, data, FLOAT64)
         if statistics is None:
             setup = setup or reduced_setup(config, data, W0)
-            statistics = setup.statistics()
-        self.setup, self.statistics = setup, statistics
+            statistics = setup.statistics(signal)
+        self.setup, self.statistics, self.signal = setup, statistics, signal
         self.invariant_scale = statistics.invariant_scale
         self._use(statistics.K, statistics.gram)
         N = self.K.shape[0]
         self.a = np.zeros(N)
         self.M = np.zeros((N, N))
+        self.c = np.zeros(N) if self.trained_head else None
         # The rank-1 updates of M wait in (N, RANK1_BLOCK) buffers and are folded into M by
         # one matrix product every RANK1_BLOCK steps (float64 only).
         self._pending_a = np.empty((N, self.RANK1_BLOCK))
@@ -82,24 +95,37 @@ class ReducedEngine(Engine):
     def _use(self, K: np.ndarray, gram: np.ndarray) -> None:
         self.K, self.gram = K, gram
         self.alpha = self.arithmetic.asarray(np.asarray(self.config.training.alpha))[()]
+        if self.trained_head:
+            self.alpha_nu = self.arithmetic.asarray(np.asarray(head_step(self.config)))[()]
+
+    def _head_scores(self, c: np.ndarray | None) -> np.ndarray | None:
+        r"""A trained head's scores :math:`B^\top\nu_0 + \mathrm{Gram}\,c` (n, T), or
+        ``None`` (the fixed head's are the kernel's own)."""
+        if c is None:
+            return None
+        return self.scores + (self.gram @ c).reshape(self.scores.shape)
+
+    def _head_step(self, output: object) -> None:
+        r""":math:`c \leftarrow c - \alpha_\nu g` (a trained head)."""
+        if self.c is not None:
+            self.c = self.c - self.alpha_nu * head_gradient(output).reshape(-1)
 
     # -- dynamics --------------------------------------------------------------
     def _flat_logits(self, a: np.ndarray, M: np.ndarray) -> np.ndarray:
         Ka = self.K @ a
         return Ka + self.gram @ (M.T @ Ka)
 
-    def _flat_gradient(self, a: np.ndarray, M: np.ndarray) -> np.ndarray:
-        logits = self._flat_logits(a, M)
-        ensure_finite(logits, "training logits", self.steps_done)
-        n, T = self.data.n, self.data.T
-        return self.kernel(logits.reshape(n, T)).logit_gradient.reshape(-1)
-
     def step(self, until: float) -> None:
         if self.arithmetic is not FLOAT64:
-            h = self._flat_gradient(self.a, self.M)
+            logits = self._flat_logits(self.a, self.M)
+            ensure_finite(logits, "training logits", self.steps_done)
+            shaped = logits.reshape(self.data.n, self.data.T)
+            output = self.kernel(shaped, self._head_scores(self.c))
+            h = output.logit_gradient.reshape(-1)
             update_a = h + self.M @ (self.gram @ h)
             self.M -= self.alpha * np.outer(self.a, h)
             self.a = self.a - self.alpha * update_a
+            self._head_step(output)
         else:
             self._float64_step()
         self.steps_done += 1
@@ -117,7 +143,9 @@ class ReducedEngine(Engine):
         shaped = logits.reshape(self.data.n, self.data.T)
         if self.events:
             self._check_events(shaped, self.steps_done)
-        h = self.kernel(shaped).logit_gradient.reshape(-1)
+        output = self.kernel(shaped, self._head_scores(self.c))
+        h = output.logit_gradient.reshape(-1)
+        self._head_step(output)
         Gh = self.gram @ h
         MGh = self._M @ Gh - alpha * (A @ (H.T @ Gh))  # M Gram h
         self._pending_a[:, k], self._pending_h[:, k] = self.a, h
@@ -144,10 +172,15 @@ class ReducedEngine(Engine):
             )
         return self.setup
 
+    def _tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`(AB, B)`, :math:`A = W_0^\top W_0` and B the training tokens (d, N)."""
+        setup = self._require_setup()
+        return setup.A_tokens(self.signal), setup.tokens(self.signal)
+
     def query(self) -> np.ndarray:
         a, M = self._float_state()
-        setup = self._require_setup()
-        return setup.C0 @ a + setup.Z @ (M.T @ (self.statistics.K @ a))
+        AB, B = self._tokens()
+        return AB @ a + B @ (M.T @ (self.statistics.K @ a))
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
         """The state :math:`(a, M)`, copied (float64)."""
@@ -169,12 +202,45 @@ class ReducedEngine(Engine):
         if test.shape[0] == 0:
             logits = [np.zeros((0, self.data.T))] * len(snapshots)
         else:
-            setup = self._require_setup()
+            AB, B = self._tokens()
             u = np.einsum("lji,lj->li", M, a @ self.statistics.K.T)
-            queries = a @ setup.C0.T + u @ setup.Z.T  # (points, d)
+            queries = a @ AB.T + u @ B.T  # (points, d)
             flat = test.reshape(-1, self.data.d) @ queries.T  # (m T, points)
             logits = [flat[:, k].reshape(test.shape[:2]) for k in range(len(snapshots))]
         return list(zip(logits, norms, strict=True))
 
     def parameter_norms(self) -> dict[str, float]:
         return self.statistics.parameter_norms(*self._float_state())
+
+    # -- variants ----------------------------------------------------------------
+    def _float_head(self) -> np.ndarray | None:
+        """A trained head's coordinates c (float64), or ``None``."""
+        return None if self.c is None else np.asarray(self.c, dtype=np.float64)
+
+    def head(self) -> np.ndarray | None:
+        r""":math:`\nu = \nu_0 + Bc` (a trained head), or ``None``."""
+        c = self._float_head()
+        if c is None:
+            return None
+        return np.asarray(self.data.nu, dtype=np.float64) + self._tokens()[1] @ c
+
+    def token_scores(self) -> np.ndarray:
+        c = self._float_head()
+        if c is None:
+            return super().token_scores()
+        base = np.asarray(self.data.train_scores, dtype=np.float64)
+        return base + (self.statistics.gram @ c).reshape(base.shape)
+
+    def noisy_gradient_ratio(self) -> float:
+        """In reduced coordinates, from the float64 state and kernel."""
+        a, M = self._float_state()
+        if self.arithmetic is FLOAT64:
+            kernel = self.gradient
+        else:
+            kernel = Kernel.of_run(self.config, self.data, FLOAT64)
+        logits = self.statistics.K @ a
+        logits = (logits + self.statistics.gram @ (M.T @ logits)).reshape(self.data.n, self.data.T)
+        scores = self.token_scores() if self.c is not None else None
+        h = kernel(logits, scores).logit_gradient
+        K, gram = self.statistics.K, self.statistics.gram
+        return float(noisy_gradient_ratio(K, gram, a, M, h, self.data.noisy))

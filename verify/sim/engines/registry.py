@@ -46,7 +46,16 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from verify.sim.engines.traits import FLOAT, MP_NUMBER, Cost, EngineTraits, Operations
+from verify.sim.engines.traits import (
+    FLOAT,
+    MP_NUMBER,
+    VARIANT_NAMES,
+    Cost,
+    EngineTraits,
+    Operations,
+    Refusal,
+    spoken,
+)
 
 if TYPE_CHECKING:
     from verify.sim.config import RunConfig
@@ -186,6 +195,7 @@ def dfree_flow_cost(config: RunConfig) -> Cost:
 
 # -- the engines ---------------------------------------------------------------------------
 DFREE_NOTE = "its law needs a rotation-invariant W0; engines reduced and flow take the uniform init"
+DFREE_VARIANT_NOTE = "its law is sampled for the fixed head, one rho and the linear readout"
 
 #: What every engine on the drawn tokens shares, and every engine on statistics in law.
 ON_TOKENS = partial(
@@ -199,6 +209,8 @@ IN_LAW = partial(
     test_set=False,
     query=False,
     init_note=DFREE_NOTE,
+    variants=("loss",),
+    variant_note=DFREE_VARIANT_NOTE,
 )
 
 #: Every engine, in the order the command line lists them.
@@ -255,6 +267,8 @@ REGISTRY: tuple[EngineTraits, ...] = (
         "solver step (k from the tolerance)",
         state_bytes=mp_flow_bytes,
         cost=mp_flow_cost,
+        variants=tuple(name for name in VARIANT_NAMES if name != "trained head"),
+        variant_note="its fixed-point state holds no head coordinates",
     ),
     IN_LAW(
         name="dfree",
@@ -321,9 +335,10 @@ def engine_help(names: Sequence[str] | None = None) -> str:
     )
 
 
-def spoken(names: Sequence[str]) -> str:
-    """``"a, b or c"``."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+def cannot_run(config: RunConfig) -> Refusal | None:
+    """``None`` when ``config``'s engine runs it; else why not (a refused variant names the
+    engines that take it)."""
+    return engine_traits(config.solver.engine).cannot_run(config, REGISTRY)
 
 
 __all__ = [
@@ -336,6 +351,7 @@ __all__ = [
     "class_names",
     "engine_help",
     "spoken",
+    "cannot_run",
     "estimated_log_points",
     "log_time",
     "DENSE_DRIFT_MAX_D",

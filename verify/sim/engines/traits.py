@@ -18,9 +18,9 @@ measurements):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from verify.sim.config import RunConfig
@@ -89,6 +89,43 @@ class Refusal:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A model variant an engine may or may not take: its ``name``, the configuration field
+    (flat name) that turns it on, the value that does (``None``: any value but the base
+    one) and the field's base value, as the refusal shows it."""
+
+    name: str
+    field: str
+    value: Any
+    base: Any
+
+    def active(self, config: RunConfig) -> bool:
+        value = config.flat()[self.field]
+        return value != self.base if self.value is None else value == self.value
+
+
+#: The model variants (:mod:`theory.variants`), each off at its base value.
+VARIANTS: tuple[Variant, ...] = (
+    Variant("loss", "loss", None, "logistic"),
+    Variant("rho spread", "rho_spread", None, 0.0),
+    Variant("one-step head", "head", "one-step", "fixed"),
+    Variant("trained head", "head", "trained", "fixed"),
+    Variant("FFN readout", "readout", "ffn", "linear"),
+)
+VARIANT_NAMES: tuple[str, ...] = tuple(variant.name for variant in VARIANTS)
+
+
+def active_variants(config: RunConfig) -> tuple[str, ...]:
+    """The names of the variants ``config`` turns on."""
+    return tuple(variant.name for variant in VARIANTS if variant.active(config))
+
+
+def spoken(names: Sequence[str]) -> str:
+    """``"a, b or c"``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+@dataclass(frozen=True)
 class EngineTraits:
     """One engine, as data.
 
@@ -121,18 +158,48 @@ class EngineTraits:
     cost: Callable[[RunConfig], Cost]
     #: Why the initialisations are restricted (when they are).
     init_note: str = ""
+    #: The model variants it runs (:data:`VARIANT_NAMES`), and why not the others.
+    variants: tuple[str, ...] = VARIANT_NAMES
+    variant_note: str = ""
 
-    def cannot_run(self, config: RunConfig) -> Refusal | None:
-        """``None`` when this engine runs ``config``; else why not."""
+    def cannot_run(self, config: RunConfig, engines: Sequence[EngineTraits] = ()) -> Refusal | None:
+        """``None`` when this engine runs ``config``; else why not (a variant's refusal
+        names the ``engines`` that take it)."""
         if config.training.init not in self.inits:
             return Refusal(
                 "init", f"{' or '.join(self.inits)} with engine {self.name} ({self.init_note})"
             )
+        for variant in VARIANTS:
+            if variant.active(config) and variant.name not in self.variants:
+                return self._variant_refusal(variant, engines)
         return None
+
+    def _variant_refusal(self, variant: Variant, engines: Sequence[EngineTraits]) -> Refusal:
+        """The field at its base value (or another variant of it this engine takes)."""
+        values = [repr(variant.base) if isinstance(variant.base, str) else f"{variant.base:g}"]
+        values += [
+            repr(other.value)
+            for other in VARIANTS
+            if other.field == variant.field
+            and other.value is not None
+            and other.name in self.variants
+        ]
+        takers = [e.name for e in engines if variant.name in e.variants]
+        parts = [self.variant_note] if self.variant_note else []
+        if takers:
+            engines_word = "engines" if len(takers) > 1 else "engine"
+            parts.append(f"the {variant.name} runs on {engines_word} {spoken(takers)}")
+        note = f" ({'; '.join(parts)})" if parts else ""
+        return Refusal(variant.field, f"{spoken(values)} with engine {self.name}{note}")
 
 
 __all__ = [
     "EngineTraits",
+    "Variant",
+    "VARIANTS",
+    "VARIANT_NAMES",
+    "active_variants",
+    "spoken",
     "Cost",
     "Operations",
     "Refusal",
