@@ -148,8 +148,8 @@ def test_registered_expectations_and_results_decide_the_paper_claims(ledger):
     by_id = {claim["id"]: claim for claim in ledger["claims"]}
     assert by_id["theorem-4.1-not-overfitting"]["status"] == "contradicted"
     assert by_id["remark-4.3"]["status"] == "holds"
-    assert by_id["rebuttal-r1"]["status"] == "not-run"
-    assert "`verify variants` runs them" in by_id["rebuttal-r1"]["why"][0]
+    assert by_id["rebuttal-r1"]["status"] == "holds"  # its checks are registered to agree
+    assert by_id["rebuttal-r5"]["status"] == "holds-corrected"  # one registered disagreement
     harmful = by_id["remark-4.2"]["results"][0]
     assert harmful["status"] == "holds" and "d^0.2" in harmful["finding"]
     assert len(harmful["record"]["sha256"]) == 64 and harmful["record"]["commit"]
@@ -173,6 +173,8 @@ def test_the_variants_checks_decide_the_rebuttal_claims():
         one = sorted(ids)[0]
         failed = {**agree, one: {"verdict": "unexpected: new failure", "name": one, "reason": ""}}
         assert assess(claim, Verdicts("test", failed))["status"] == "unexpected"
+        missing = assess(claim, Verdicts("test", {}))  # a check run only
+        assert missing["status"] == "not-run" and "`verify variants` runs them" in missing["why"][0]
 
 
 def test_a_reading_can_contradict(tmp_path):

@@ -56,17 +56,18 @@ def checked_and_reported(args: argparse.Namespace, out: Path) -> int:
 
 
 def write_all(results: Any, args: argparse.Namespace, wall: float) -> None:
-    """report.md/json/html and ledger.json/md, the ledger's statuses from this run."""
+    """report.md/json/html and ledger.json/md, the ledger's statuses from this run (the
+    variant claims' from the registered expectations of their checks)."""
     from verify.checks.report import write_report
     from verify.ledger import write_ledger
-    from verify.ledger.build import build_ledger, run_verdicts
+    from verify.ledger.build import build_ledger, run_then_registered
     from verify.ledger.evidence import ROOT
     from verify.ledger.render import counts_line
     from verify.output.provenance import provenance
 
     mode = "quick" if args.quick else "full"
     source = f"this run of `verify check` ({mode})"
-    ledger = build_ledger(run_verdicts(results, source), provenance=provenance())
+    ledger = build_ledger(run_then_registered(results, source), provenance=provenance())
     figures = [
         (f"{result['experiment']}: {entry['path']}", (ROOT / entry["path"]).read_bytes())
         for claim in ledger["claims"]

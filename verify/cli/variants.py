@@ -74,18 +74,16 @@ def configuration(quick: bool) -> dict[str, Any]:
 
 def write_all(results: Any, args: argparse.Namespace, out: Path, wall: float) -> None:
     """report.md/json/html and ledger.json/md, the variant claims' statuses from this run
-    (the other claims' from the registered expectations of ``check``)."""
+    (the other claims' from the registered expectations of ``check``'s checks)."""
     from verify.checks.report import write_report
     from verify.ledger import write_ledger
-    from verify.ledger.build import Verdicts, build_ledger, registered_verdicts, run_verdicts
+    from verify.ledger.build import build_ledger, run_then_registered
     from verify.ledger.render import counts_line
     from verify.output.provenance import provenance
 
     mode = "quick" if args.quick else "full"
     source = f"this run of `verify variants` ({mode})"
-    ran, expected = run_verdicts(results, source), registered_verdicts()
-    verdicts = Verdicts(f"{source}; elsewhere {expected.source}", {**expected.by_id, **ran.by_id})
-    ledger = build_ledger(verdicts, provenance=provenance())
+    ledger = build_ledger(run_then_registered(results, source), provenance=provenance())
     meta = {"command": "variants", "mode": mode, "wall_seconds": wall, **configuration(args.quick)}
     write_report(results, out, meta, ledger)
     write_ledger(ledger, out)

@@ -40,20 +40,29 @@ class Verdicts:
 
 
 def registered_verdicts() -> Verdicts:
-    """What the registry expects of every runnable check of ``verify check``."""
-    from verify.checks.catalogue import DISAGREEMENTS, SPECS
+    """What the registry expects of every runnable check of ``verify check`` and
+    ``verify variants``."""
+    from verify.checks import catalogue
+    from verify.checks.variants import catalogue as variants
 
     by_id = {}
-    for spec in SPECS:
-        if spec.dropped:
-            continue
-        disagreement = DISAGREEMENTS.get(spec.id)
-        by_id[spec.id] = {
-            "verdict": REGISTERED if disagreement else AGREES,
-            "name": spec.id,
-            "reason": disagreement.mechanism if disagreement else "",
-        }
-    return Verdicts("the registered expectations (no run; `verify check` computes them)", by_id)
+    for specs, disagreements in (
+        (catalogue.SPECS, catalogue.DISAGREEMENTS),
+        (variants.SPECS, variants.DISAGREEMENTS),
+    ):
+        for spec in specs:
+            if spec.dropped:
+                continue
+            disagreement = disagreements.get(spec.id)
+            by_id[spec.id] = {
+                "verdict": REGISTERED if disagreement else AGREES,
+                "name": spec.id,
+                "reason": disagreement.mechanism if disagreement else "",
+            }
+    return Verdicts(
+        "the registered expectations (no run; `verify check` and `verify variants` compute them)",
+        by_id,
+    )
 
 
 def run_verdicts(results: Iterable[Any], source: str) -> Verdicts:
@@ -65,6 +74,13 @@ def run_verdicts(results: Iterable[Any], source: str) -> Verdicts:
             for r in results
         },
     )
+
+
+def run_then_registered(results: Iterable[Any], source: str) -> Verdicts:
+    """A run's verdicts, and the registered expectations for the checks it did not run
+    (those of the other command)."""
+    ran, expected = run_verdicts(results, source), registered_verdicts()
+    return Verdicts(f"{source}; elsewhere {expected.source}", {**expected.by_id, **ran.by_id})
 
 
 def report_verdicts(reports: Sequence[Mapping[str, Any]], source: str) -> Verdicts:
@@ -201,6 +217,7 @@ __all__ = [
     "Verdicts",
     "registered_verdicts",
     "run_verdicts",
+    "run_then_registered",
     "report_verdicts",
     "check_status",
     "check_entries",
