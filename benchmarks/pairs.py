@@ -31,11 +31,16 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
 
-def timed(command: Sequence[str], env: dict[str, str] | None = None) -> dict[str, float]:
-    """One run of ``command``: wall and CPU seconds (user + system of the child)."""
+def timed(
+    command: Sequence[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> dict[str, float]:
+    """One run of ``command`` (in directory ``cwd`` when given): wall and CPU seconds
+    (user + system of the child)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run(
+        command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
@@ -69,17 +74,22 @@ def paired(
     env: dict[str, str] | None = None,
     baseline_env: dict[str, str] | None = None,
     prepare: Any = None,
+    cwd: Path | None = None,
+    baseline_cwd: Path | None = None,
 ) -> dict[str, Any]:
     """``command`` against ``baseline``, ``runs`` pairs in turn after ``warmup`` of each;
-    ``prepare()`` (if given) runs before every run (e.g. to empty an output directory)."""
+    ``prepare()`` (if given) runs before every run (e.g. to empty an output directory);
+    ``cwd`` and ``baseline_cwd`` are their working directories (``python -m`` puts the
+    working directory ahead of ``PYTHONPATH``: a baseline tree must be its own)."""
     load_before = os.getloadavg()
     a, b = [], []
     with busy_core(busy):
         for index in range(warmup + runs):
-            for target, line, environment in ((a, command, env), (b, baseline, baseline_env)):
+            sides = ((a, command, env, cwd), (b, baseline, baseline_env, baseline_cwd))
+            for target, line, environment, directory in sides:
                 if prepare:
                     prepare()
-                result = timed(line, environment)
+                result = timed(line, environment, directory)
                 if index >= warmup:
                     target.append(result)
     out: dict[str, Any] = {
@@ -122,6 +132,8 @@ def versus_tree(arguments: Sequence[str], baseline: str | None, options: Any) ->
         env=package_env(),
         baseline_env=package_env(baseline or ROOT),
         prepare=fresh,
+        cwd=ROOT,
+        baseline_cwd=Path(baseline or ROOT),
     )
 
 

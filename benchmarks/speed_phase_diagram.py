@@ -55,7 +55,7 @@ def compute_limit(settings: PhaseDiagramSettings, workers: int) -> dict[str, flo
     steps = runs * settings.steps
     rate = product_rate()
     return {
-        "runs": runs,
+        "grid_runs": runs,
         "steps": steps,
         "multiply_adds_per_step": PRODUCTS_PER_STEP * N * N,
         "rate_multiply_adds_per_second": rate,
