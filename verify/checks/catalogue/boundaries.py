@@ -16,10 +16,10 @@ from theory.foundation.data_model import DataModel
 from theory.stage1.moments import VelocityError, velocity_error
 from theory.stage1.predictions import Stage1Predictions
 from verify.checks.catalogue.declare import PAPER, STAGE1, CheckKind, Context
-from verify.checks.catalogue.estimators import n_snr_sq, scan_crossings
+from verify.checks.catalogue.estimators import n_snr_sq, scan_crossings, seed_mean_check
 from verify.checks.evidence import Evidence, Need
 from verify.checks.registry import Measurement, PaperResult, compare
-from verify.measures.intervals import mean_interval, ratio_interval
+from verify.measures.intervals import ratio_interval
 
 #: The boundary scans: 16 seeds, each a grid of the signal at the benign preset's (d, n)
 #: (sized a priori: at 8 the geometric mean's interval, about +-15%, let the stage-2
@@ -91,16 +91,13 @@ def measure_velocity_sign(
     """The seed mean of the n SNR^2 where the mean initial noisy gap velocity changes sign,
     against the stage-1 threshold within the shift."""
     values = scan_crossings(target.model, ev, "noisy_velocity", 0.0)
-    mean, interval = mean_interval(values)
-    return compare(
+    return seed_mean_check(
         target.predicted if claim is None else claim,
-        mean,
-        interval,
-        f"{values.size} seeds",
+        values,
         target.shift,
         "mean over seeds of the n SNR^2 where the "
         "mean initial noisy gap velocity changes sign (log-interpolated scan)",
-        model_error_source=target.source,
+        target.source,
         support=(0.0, math.inf),
     )
 

@@ -41,6 +41,29 @@ def draw_check(paper_value: float, values: np.ndarray, samples: str, what: str) 
     )
 
 
+def seed_mean_check(
+    predicted: float,
+    values: np.ndarray,
+    model_error: float,
+    estimator: str,
+    source: str,
+    support: tuple[float, float] | None = None,
+) -> Measurement:
+    """The seeds' mean of ``values`` (t interval) against ``predicted`` within
+    ``model_error`` (from ``source``)."""
+    mean, interval = mean_interval(values)
+    return compare(
+        predicted,
+        mean,
+        interval,
+        f"{values.size} seeds",
+        model_error,
+        estimator,
+        model_error_source=source,
+        support=support,
+    )
+
+
 def selected_groups(runs: list[Run], noisy: bool, index: int = -1) -> np.ndarray:
     """The group each clean (or noisy) training sample selects at log point ``index``, over
     every seed's samples."""
@@ -117,6 +140,7 @@ __all__ = [
     "selected_groups",
     "selection_counts",
     "selection_measurement",
+    "seed_mean_check",
     "final_rows",
     "crossing",
     "n_snr_sq",

@@ -19,6 +19,7 @@ from theory.foundation.data_model import DataModel, Training
 from theory.stage2.predictions import gap_slope
 from theory.variants.noise_ratio import flow_ratio, initial_ratio
 from verify.checks.catalogue.declare import LONG, STAGE1, CheckKind, Context
+from verify.checks.catalogue.estimators import seed_mean_check
 from verify.checks.catalogue.long_horizon import SLOPE_FROM_STEP
 from verify.checks.registry import Measurement, PaperResult, compare
 from verify.checks.variants.heads import CROSS_TERMS, cross_terms, variant_kind
@@ -159,15 +160,12 @@ def largest_ratios(target: RatioTarget, ev) -> np.ndarray:
 
 def measure_initial_ratio(target: RatioTarget, ev, claim: float | None = None) -> Measurement:
     values = np.array([r.history[RATIO][0] for r in ev(target.preset, target.run)])
-    mean, interval = mean_interval(values)
-    return compare(
+    return seed_mean_check(
         target.predicted if claim is None else claim,
-        mean,
-        interval,
-        f"{values.size} seeds",
+        values,
         target.model_error,
         "||G_N||_F / ||G_C||_F at step 0, seed mean",
-        model_error_source=target.source,
+        target.source,
     )
 
 

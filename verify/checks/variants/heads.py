@@ -21,6 +21,7 @@ import numpy as np
 from theory.foundation.data_model import DataModel
 from theory.variants.head import one_step_prediction, trained_head_rates
 from verify.checks.catalogue.declare import PAPER, STAGE1, CheckKind, Context
+from verify.checks.catalogue.estimators import seed_mean_check
 from verify.checks.catalogue.paper_horizon import measure_regime
 from verify.checks.registry import PROBABILITY, Measurement, PaperResult, compare
 from verify.checks.variants.runs import HEAD_SET, Need
@@ -29,7 +30,7 @@ from verify.checks.variants.selection import (
     variant_regime,
     variant_selection,
 )
-from verify.measures.intervals import mean_interval, proportion_interval
+from verify.measures.intervals import proportion_interval
 
 R2 = PaperResult((), "rebuttal R2: a one-step head satisfies Assumption 3.3")
 R6 = PaperResult((), "reviewers' R6: a trained head")
@@ -107,16 +108,12 @@ def per_seed(target: HeadValue, ev) -> np.ndarray:
 
 def measure_head_value(target: HeadValue, ev, claim: float | None = None) -> Measurement:
     """Seed mean of the head's quantity against the prediction within the cross terms."""
-    values = per_seed(target, ev)
-    mean, interval = mean_interval(values)
-    return compare(
+    return seed_mean_check(
         target.predicted if claim is None else claim,
-        mean,
-        interval,
-        f"{values.size} seeds",
+        per_seed(target, ev),
         target.model_error,
         f"{target.what}: seed mean",
-        model_error_source=CROSS_TERMS,
+        CROSS_TERMS,
     )
 
 
