@@ -5,7 +5,6 @@ not measurements)."""
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -54,27 +53,8 @@ def plan_seconds(points: Iterable[Mapping[str, Any]]) -> tuple[float, int]:
     return seconds, runs
 
 
-def check_plan_cost(root: Path) -> str:
-    """The evidence of the full ``verify check`` plan, at the engines' stated rates: the
-    cost of deciding a claim on a model variant by the same checks."""
-    return _check_plan_cost()
-
-
-@functools.cache
-def _check_plan_cost() -> str:
-    from verify.checks.suite import FULL
-
-    seconds, runs = plan_seconds(FULL.points())
-    return (
-        f"the base checks' evidence once per variant setting: {runs} runs and "
-        f"{FULL.scan_seeds} boundary scans, about {duration(seconds)} of one core at the "
-        "engines' stated rates (scans not counted)"
-    )
-
-
 __all__ = [
     "HEATMAP_ETAS",
     "heatmap_cost",
     "plan_seconds",
-    "check_plan_cost",
 ]
