@@ -204,3 +204,14 @@ def test_a_missing_boundary_is_null_in_strict_json():
     record = json.loads(json.dumps(missing.as_dict(), allow_nan=False))
     assert record["boundary_benign_not_mu"] is None
     assert record["boundary_harmful_benign_mu"] == forecast("benign").boundary_harmful_benign_mu
+
+
+def test_a_boundary_below_the_grid_is_said_in_words():
+    """A boundary of 0 (every ||mu|| of the grid above it) is not printed as a number
+    with a 0% error; a found boundary is."""
+    from verify.cli.predict import boundary_line
+
+    below = boundary_line("benign | not-overfitting", "1000", 0.0, 0.0, "", None)
+    assert "below every ||mu|| of the grid" in below and "+-" not in below
+    found = boundary_line("benign | not-overfitting", "1000", 299.2, 0.2, "", None)
+    assert "||mu|| = 299.2" in found

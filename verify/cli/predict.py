@@ -26,6 +26,8 @@ def boundary_line(name: str, k: str, mu: float, error: float, validity: str, ban
     if math.isnan(mu):
         ends = f" (band [{band[0]:.4g}, {band[1]:.4g}])" if band else ""
         return f"boundary {name} at {k} steps: no prediction{ends}: {validity}"
+    if mu == 0:  # every ||mu|| on the grid lies above it
+        return f"boundary {name} at {k} steps: below every ||mu|| of the grid (||mu|| = 0)"
     return f"boundary {name} at {k} steps: ||mu|| = {mu:.4g}{_relative(error)}"
 
 
