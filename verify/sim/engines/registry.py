@@ -44,21 +44,19 @@ import importlib
 import math
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from verify.sim.engines.traits import (
     FLOAT,
     MP_NUMBER,
     VARIANT_NAMES,
+    Configuration,
     Cost,
     EngineTraits,
     Operations,
     Refusal,
     spoken,
 )
-
-if TYPE_CHECKING:
-    from verify.sim.config import RunConfig
 
 INITS = ("uniform", "gaussian")
 #: Above this dimension the O(d^3) invariant drift is not computed by the dense engine (a
@@ -68,23 +66,23 @@ DENSE_DRIFT_MAX_D = 1000
 W0_BLOCK = 512
 
 
-def estimated_log_points(config: RunConfig) -> int:
+def estimated_log_points(config: Configuration) -> int:
     """About how many points a run records: the linear ones (at most about 100), the
     geometric ones, the first and the last."""
     return min(config.training.steps, 100) + config.recording.log_geometric + 2
 
 
-def log_time(config: RunConfig) -> float:
+def log_time(config: Configuration) -> float:
     r"""The log time :math:`s = \log(1 + \alpha k)` a flow run reaches."""
     return math.log1p(config.training.alpha * config.training.steps)
 
 
 # -- memory (bytes of the engine's own arrays) ---------------------------------------------
-def dense_bytes(config: RunConfig) -> int:
+def dense_bytes(config: Configuration) -> int:
     return FLOAT * 4 * config.model.d**2
 
 
-def reduced_bytes(config: RunConfig) -> int:
+def reduced_bytes(config: Configuration) -> int:
     """At the set-up's peak: :math:`Z`, :math:`C_0` and a product's :math:`d \times N`
     temporary; a block of :math:`W_0` with its squares and fourth powers; :math:`K`,
     Gram, :math:`Q`."""
@@ -92,61 +90,61 @@ def reduced_bytes(config: RunConfig) -> int:
     return FLOAT * (3 * d * N + 3 * W0_BLOCK * d + 3 * N * N)
 
 
-def mp_bytes(config: RunConfig) -> int:
+def mp_bytes(config: Configuration) -> int:
     """The float64 set-up, the whole :math:`W_0` in float64 and in mpmath, the tokens
     :math:`B` and :math:`V = W_0 B` in mpmath, and :math:`K`, Gram, :math:`M`."""
     d, N = config.model.d, config.model.n_tokens
     return reduced_bytes(config) + FLOAT * d * d + MP_NUMBER * (d * d + 2 * d * N + 3 * N * N)
 
 
-def flow_solver_bytes(config: RunConfig) -> int:
+def flow_solver_bytes(config: Configuration) -> int:
     return FLOAT * 36 * config.model.n_tokens**2
 
 
-def flow_bytes(config: RunConfig) -> int:
+def flow_bytes(config: Configuration) -> int:
     return reduced_bytes(config) + flow_solver_bytes(config)
 
 
-def mp_flow_bytes(config: RunConfig) -> int:
+def mp_flow_bytes(config: Configuration) -> int:
     """The mp engine's set-up, and the extrapolation's tableau: about 20 states of
     :math:`N^2` fixed-point numbers (each about the size of an mpmath number)."""
     return mp_bytes(config) + MP_NUMBER * 20 * config.model.n_tokens**2
 
 
-def dfree_bytes(config: RunConfig) -> int:
+def dfree_bytes(config: Configuration) -> int:
     """Beyond the sampled statistics (the run's data): the state :math:`M`."""
     return FLOAT * config.model.n_tokens**2
 
 
-def dfree_flow_bytes(config: RunConfig) -> int:
+def dfree_flow_bytes(config: Configuration) -> int:
     return dfree_bytes(config) + flow_solver_bytes(config)
 
 
 # -- cost --------------------------------------------------------------------------------
-def token_setup(config: RunConfig) -> Operations:
+def token_setup(config: Configuration) -> Operations:
     r""":math:`V = W_0 Z`, :math:`K`, Gram: :math:`d^2 N + 2dN^2`."""
     d, N = config.model.d, config.model.n_tokens
     return Operations(float64=d * d * N + 2 * d * N * N)
 
 
-def reduced_step(config: RunConfig) -> Operations:
+def reduced_step(config: Configuration) -> Operations:
     return Operations(float64=6 * config.model.n_tokens**2)
 
 
-def dopri_steps(config: RunConfig) -> float:
+def dopri_steps(config: Configuration) -> float:
     """Estimated DOP853 steps (see the module docstring)."""
     return (20 + 4 * log_time(config)) * (1e-10 / config.solver.flow_rtol) ** 0.125
 
 
-def dopri_step(config: RunConfig) -> Operations:
+def dopri_step(config: Configuration) -> Operations:
     return Operations(float64=12 * 7 * config.model.n_tokens**2)
 
 
-def dfree_setup(config: RunConfig) -> Operations:
+def dfree_setup(config: Configuration) -> Operations:
     return Operations(float64=10 * config.model.n_tokens**3)
 
 
-def dense_cost(config: RunConfig) -> Cost:
+def dense_cost(config: Configuration) -> Cost:
     d, N = config.model.d, config.model.n_tokens
     return Cost(
         Operations(float64=2 * d * d),
@@ -155,27 +153,27 @@ def dense_cost(config: RunConfig) -> Cost:
     )
 
 
-def reduced_cost(config: RunConfig) -> Cost:
+def reduced_cost(config: Configuration) -> Cost:
     return Cost(token_setup(config), reduced_step(config), config.training.steps)
 
 
-def mp_setup(config: RunConfig) -> Operations:
+def mp_setup(config: Configuration) -> Operations:
     """The float64 set-up, then the same products again in mpmath."""
     setup = token_setup(config)
     return setup + Operations(mpmath=setup.float64)
 
 
-def mp_cost(config: RunConfig) -> Cost:
+def mp_cost(config: Configuration) -> Cost:
     m = config.model
     step = Operations(mpmath=12 * m.n_tokens**2 + 4 * m.n_tokens * m.T)
     return Cost(mp_setup(config), step, config.training.steps)
 
 
-def flow_cost(config: RunConfig) -> Cost:
+def flow_cost(config: Configuration) -> Cost:
     return Cost(token_setup(config), dopri_step(config), dopri_steps(config))
 
 
-def mp_flow_cost(config: RunConfig) -> Cost:
+def mp_flow_cost(config: Configuration) -> Cost:
     from verify.sim.extrapolation import columns_for  # mpmath
 
     m = config.model
@@ -185,11 +183,11 @@ def mp_flow_cost(config: RunConfig) -> Cost:
     return Cost(mp_setup(config), evaluation.times(evaluations), steps)
 
 
-def dfree_cost(config: RunConfig) -> Cost:
+def dfree_cost(config: Configuration) -> Cost:
     return Cost(dfree_setup(config), reduced_step(config), config.training.steps)
 
 
-def dfree_flow_cost(config: RunConfig) -> Cost:
+def dfree_flow_cost(config: Configuration) -> Cost:
     return Cost(dfree_setup(config), dopri_step(config), dopri_steps(config))
 
 
@@ -335,7 +333,7 @@ def engine_help(names: Sequence[str] | None = None) -> str:
     )
 
 
-def cannot_run(config: RunConfig) -> Refusal | None:
+def cannot_run(config: Configuration) -> Refusal | None:
     """``None`` when ``config``'s engine runs it; else why not (a refused variant names the
     engines that take it)."""
     return engine_traits(config.solver.engine).cannot_run(config, REGISTRY)

@@ -20,10 +20,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
-if TYPE_CHECKING:
-    from verify.sim.config import RunConfig
+from theory.foundation.data_model import DataModel, Training
+
+
+class Configuration(Protocol):
+    """What the traits read of a run's configuration (:class:`verify.sim.config.RunConfig`
+    has it): typed by its shape, so that the engines' traits do not import the
+    configuration, which reads its engine choices from them."""
+
+    @property
+    def model(self) -> DataModel: ...
+
+    @property
+    def training(self) -> Training: ...
+
+    @property
+    def solver(self) -> Any: ...
+
+    @property
+    def recording(self) -> Any: ...
+
+    def flat(self) -> dict[str, Any]: ...
+
 
 #: Bytes of a float64, and those of an mpmath number made from a float64 with its slot
 #: in an object array (about 240 bytes at 15 to 50 digits).
@@ -99,7 +119,7 @@ class Variant:
     value: Any
     base: Any
 
-    def active(self, config: RunConfig) -> bool:
+    def active(self, config: Configuration) -> bool:
         value = config.flat()[self.field]
         return value != self.base if self.value is None else value == self.value
 
@@ -115,7 +135,7 @@ VARIANTS: tuple[Variant, ...] = (
 VARIANT_NAMES: tuple[str, ...] = tuple(variant.name for variant in VARIANTS)
 
 
-def active_variants(config: RunConfig) -> tuple[str, ...]:
+def active_variants(config: Configuration) -> tuple[str, ...]:
     """The names of the variants ``config`` turns on."""
     return tuple(variant.name for variant in VARIANTS if variant.active(config))
 
@@ -154,15 +174,17 @@ class EngineTraits:
     description: str
     #: How its cost grows, in words.
     scaling: str
-    state_bytes: Callable[[RunConfig], int]
-    cost: Callable[[RunConfig], Cost]
+    state_bytes: Callable[[Configuration], int]
+    cost: Callable[[Configuration], Cost]
     #: Why the initialisations are restricted (when they are).
     init_note: str = ""
     #: The model variants it runs (:data:`VARIANT_NAMES`), and why not the others.
     variants: tuple[str, ...] = VARIANT_NAMES
     variant_note: str = ""
 
-    def cannot_run(self, config: RunConfig, engines: Sequence[EngineTraits] = ()) -> Refusal | None:
+    def cannot_run(
+        self, config: Configuration, engines: Sequence[EngineTraits] = ()
+    ) -> Refusal | None:
         """``None`` when this engine runs ``config``; else why not (a variant's refusal
         names the ``engines`` that take it)."""
         if config.training.init not in self.inits:
@@ -194,6 +216,7 @@ class EngineTraits:
 
 
 __all__ = [
+    "Configuration",
     "EngineTraits",
     "Variant",
     "VARIANTS",
