@@ -3,8 +3,8 @@ r"""The vocabulary of a check: what it expects, what it measured, and the verdic
 Every check is registered with its expectation: it either **agrees** with the simulation,
 or it **disagrees**, with the reason: the mechanism in words, and the numbers that show
 it, computed from the evidence and the theory when the check runs. A disagreement is
-registered after it was first measured (its record names the commit and that
-measurement), and every run re-tests it: if the check comes to agree, the run says so. A
+registered after it was first measured (its record names the commit and the run
+that measured it), and every run re-tests it: if the check comes to agree, the run says so. A
 measurement carries the prediction, the estimate with its confidence interval and the
 samples it rests on, and the tolerance: the prediction's model error (derived for the
 setting from what its derivation drops, or stated with its reason) plus the interval's

@@ -118,8 +118,8 @@ class _Unbound(dict):
 @dataclass(frozen=True)
 class Registration:
     """Where and on what a disagreement was registered: the commit (short hash and date)
-    and the measurement that led to it, as it was read then (a record, not this run's
-    numbers, which ``numbers`` computes)."""
+    and the run that first measured it, named in words (its numbers are typed nowhere:
+    that run's report holds them, and this run's ``numbers`` computes its own)."""
 
     commit: str
     date: str
@@ -127,8 +127,8 @@ class Registration:
 
     def __str__(self) -> str:
         return (
-            f"registered at {self.commit} ({self.date}) after it was first measured "
-            f"({self.first_measured}); every run re-tests it"
+            f"registered at {self.commit} ({self.date}), first measured by "
+            f"{self.first_measured}; every run re-tests it"
         )
 
 

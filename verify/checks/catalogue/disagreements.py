@@ -220,7 +220,9 @@ def boundary_gap(context: Context, ev: Evidence, m: Measurement) -> dict[str, An
 #: left out as unable to fail; benign.stage1-end once the stage-1 end's error included the
 #: preconditioner's growth), on the full evidence of that commit (32 GD seeds, 12 flow
 #: seeds, 64 / 32 event seeds, 8 boundary scans), after it was measured.
-FIRST = ("e8778a0", "2026-12-01")
+#: Where the registered disagreements were first measured: the commit, its date, and the
+#: run whose report holds the numbers (typed nowhere: rerun it at that commit to see them).
+FIRST = ("e8778a0", "2026-12-01", "the full `verify check` at that commit")
 
 DISAGREEMENTS = (
     Disagreement(
@@ -232,7 +234,7 @@ DISAGREEMENTS = (
         "||p||^2 (flow seed mean) from {p_start:.2f} at {start:.0e} steps to {p_end:.2f} at "
         "{end:.0e}; the stage-2 flow predicts {slope:.3f} +- {error:.3f} per decade, "
         "measured {measured:.3f} [{low:.3f}, {high:.3f}]",
-        Registration(*FIRST, "2.391 [2.386, 2.395] per decade against ln 10 = 2.303"),
+        Registration(*FIRST),
     ),
     Disagreement(
         "harmful.argmax-limit",
@@ -250,10 +252,7 @@ DISAGREEMENTS = (
         "the learned query scaled by {scale:g}, about 1e{scaled_steps:.0f} steps at that rate, "
         "gives {scaled:.3f}; the stage-2 flow's z = {stage2_z:.3f}, whose argmax limit is "
         "{stage2_limit:.3f}",
-        Registration(
-            *FIRST,
-            "population accuracy 0.748 [0.741, 0.755] at 1e12 steps against the argmax limit 0.594",
-        ),
+        Registration(*FIRST),
     ),
     Disagreement(
         "not-overfitting.noisy-selection",
@@ -268,11 +267,7 @@ DISAGREEMENTS = (
         "at this preset's n SNR^2 = {theta:.0f}; at {horizon:.0f} steps {selects_lead} of "
         "{samples} noisy samples select W-, {selects_r} select R ({measured:.2f} "
         "[{low:.2f}, {high:.2f}] against {predicted:.0f})",
-        Registration(
-            *FIRST,
-            "88 of 128 noisy samples select W-, 23 select R at 1000 steps: 0.18 [0.12, 0.26] "
-            "against 1",
-        ),
+        Registration(*FIRST),
     ),
     Disagreement(
         "not-overfitting.regime-gd",
@@ -284,7 +279,7 @@ DISAGREEMENTS = (
         "the stage-2 GD map's boundary after {horizon:.0f} steps at n SNR^2 = {boundary:.0f} "
         "(+-{error:.0%}), this preset's {theta:.0f}; {benign} of {seeds} seeds benign, "
         "{not_overfitting} not overfitting",
-        Registration(*FIRST, "20 of 32 seeds benign, 12 not overfitting at 1000 steps"),
+        Registration(*FIRST),
     ),
     Disagreement(
         "not-overfitting.regime-flow",
@@ -295,7 +290,7 @@ DISAGREEMENTS = (
         "the stage-2 flow at d = {d}, n = {n}: ||mu|| = {mu_early:.0f}, {mu_mid:.0f}, "
         "{mu_late:.0f} at {early:.0e}, {mid:.0e}, {late:.0e} steps (this preset's "
         "{mu:.0f}); at {horizon:.0e} steps {benign} of {seeds} seeds benign",
-        Registration(*FIRST, "all 12 flow seeds benign at 1e12 steps"),
+        Registration(*FIRST),
     ),
     Disagreement(
         "boundary.outcome-stage1",
@@ -308,9 +303,7 @@ DISAGREEMENTS = (
         "[{sign_low:.2f}, {sign_high:.2f}]; the training outcome changes at n SNR^2 = "
         "{measured:.0f} [{low:.0f}, {high:.0f}] ({seeds} seeds), {ratio:.0f} times higher; "
         "the stage-2 GD map's {stage2:.0f} +- {stage2_tolerance:.0f}",
-        Registration(
-            *FIRST, "training outcome changes at n SNR^2 = 304 [261, 355] (8 seeds) against 5.40"
-        ),
+        Registration(*FIRST),
     ),
 )
 

@@ -59,7 +59,7 @@ CLAIM_OF: dict[str, str] = {spec.id: spec.id.split(".")[0].upper() for spec in S
 
 #: Registered before any variant run, from the theory's prediction (2026-12-02).
 BEFORE_ANY_RUN = Registration(
-    "26ce1b0", "2026-12-02", "none: registered from the theory's prediction before any run"
+    "26ce1b0", "2026-12-02", "no run: registered from the theory's prediction before any run"
 )
 
 
