@@ -28,8 +28,8 @@ absolute for the accuracy) and where it came from, or no number (``None`` in JSO
 GD has not settled after :data:`theory.stage2.discrete.MAP_STEPS` steps and the horizon
 lies beyond; no crossing on the grid. The errors are first order in the dropped terms
 (:math:`\sqrt{nT/d}`-sized cross terms); at :math:`d \lesssim 10\,nT` the runs' two classes
-split further than first order says (the package's GD sweep at d = 1000, n = 20: the
-benign | not boundary 28% above the map's). Stage-1 numbers and the baseline state no
+split further than first order says (``benchmarks/predict_gd_sweep.py`` measures how far
+against the package's GD sweeps). Stage-1 numbers and the baseline state no
 error. The stage-2 predictions are the package's own reconstruction: the paper's stage-2
 statements are not available.
 """

@@ -106,8 +106,8 @@ def register(commands: Any, argv: Sequence[str]) -> None:
         "the benign | not-overfitting boundary (a band wider than 25%: the band is printed), "
         "where GD has not settled and the horizon lies beyond 5000 steps, or where no "
         "crossing is found. The errors are first order in the dropped cross terms; at d "
-        "below about 10 n T the two classes split further than that (at d = 1000, n = 20 the "
-        "GD boundary lies 28% above the map's). Stage-1 numbers state no error. The stage-2 "
+        "below about 10 n T the two classes split further than that (benchmarks/"
+        "predict_gd_sweep.py measures how far). Stage-1 numbers state no error. The stage-2 "
         "predictions are the package's own reconstruction.",
     )
     add_config_flags(parser, preset_named(argv))
