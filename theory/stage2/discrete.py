@@ -60,6 +60,7 @@ import numpy as np
 
 from theory.foundation.data_model import DataModel, Training
 from theory.stage2.flow import Population, State, population
+from theory.variants.kernels import loss_weight as loss_weights
 
 #: A member is settled (GD follows the flow) once no training logit moves by more than
 #: this in one step (for :data:`QUIET_STEPS` steps in a row).
@@ -92,6 +93,7 @@ class Table:
     kappa0: float
     strength: np.ndarray  # (B, P)
     signal_kappa: np.ndarray | None = None
+    loss: str = "logistic"  # the training loss, whose weight w(varsigma f) enters h
 
     @property
     def batch(self) -> int:
@@ -133,6 +135,7 @@ class Table:
             kappa0=pop.kappa0,
             strength=0.5 * values[:, None],
             signal_kappa=kappa,
+            loss=pop.loss,
         )
 
     def select(self, members: np.ndarray) -> Table:
@@ -169,17 +172,23 @@ def two_class_table(model: DataModel, training: Training, strengths: np.ndarray)
         memorisation=pop.memorisation,
         kappa0=pop.kappa0,
         strength=values[:, None] * np.ones(2),
+        loss=pop.loss,
     )
 
 
 def logit_gradient(table: Table, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`h_{k,t} = -\ell_k\varsigma_k s_{k,t}(\bar\gamma_{k,t} - \bar f_k)/n` (shape
-    (B, K, S)) and the outputs :math:`\bar f_k` (B, K) at ``logits`` (B, K, S), as
+    r""":math:`h_{k,t} = -w(\varsigma_k\bar f_k)\varsigma_k s_{k,t}(\bar\gamma_{k,t} -
+    \bar f_k)/n` (shape (B, K, S); w the training loss's weight) and the outputs
+    :math:`\bar f_k` (B, K) at ``logits`` (B, K, S), as
     :meth:`theory.stage2.flow.FlowKernel.row_gradient` computes them row by row."""
     weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
     probabilities = weights / (weights @ table.counts)[..., None]
     output = (probabilities * table.scores) @ table.counts
-    loss_weight = 0.5 * (1.0 - np.tanh(0.5 * table.varsigma * output))
+    margins = table.varsigma * output
+    if table.loss == "logistic":  # as the flow's weight_function writes it (no overflow)
+        loss_weight = 0.5 * (1.0 - np.tanh(0.5 * margins))
+    else:
+        loss_weight = loss_weights(margins, table.loss)
     gaps = table.scores - output[..., None]
     return -(loss_weight * table.loss_scale)[..., None] * probabilities * gaps, output
 

@@ -98,3 +98,23 @@ def test_the_gd_horizon_does_not_overflow_at_a_huge_signal():
     config = preset("benign", mu_norm=1e99)
     metrics = gd_horizon(config.model, config.training, 1000).metrics
     assert metrics is None or math.isfinite(metrics.query_norm)
+
+
+def test_the_gd_map_steps_with_the_training_loss():
+    """The GD map weights each sample by its loss's w(varsigma f): another loss moves the
+    harmful | benign boundary (it was the logistic one whatever the loss), and the
+    logistic map is the one the flow hands over to."""
+    from theory.stage2.horizon import gd_horizon
+    from verify.sim.config import RunConfig
+
+    boundaries = {
+        loss: gd_horizon(
+            *_model_training(RunConfig.build(loss=loss, steps=200)), 200
+        ).harmful_benign.value
+        for loss in ("logistic", "exponential", "squared")
+    }
+    assert len(set(boundaries.values())) == 3, boundaries
+
+
+def _model_training(config):
+    return config.model, config.training
