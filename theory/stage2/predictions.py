@@ -16,7 +16,7 @@ Dropped terms (:func:`dropped_terms`, and per token and per class
   the flow by :func:`flow_token_spread`);
 * **per-class preconditioner** :math:`\kappa_s = \hat\mu_s^\top W_0^\top W_0\hat\mu_s/
   \kappa_0`, relative spread :math:`\sqrt{2/d}`; it scales the signal's drive, so a
-  boundary in :math:`\|\mu\|` moves by half of it (the GD map's probes measure 0.48-0.52);
+  boundary in :math:`\|\mu\|` moves by half of it (the GD map's sensitivity probes test it);
 * **score noise** :math:`\delta_s = (\sigma_\epsilon\|\nu\|/\gamma_0)^2` and the second-order
   cross terms :math:`n/d`: the test signal-to-noise ratio :math:`z` is a ratio of sums over
   all tokens, where the first-order terms average out;

@@ -47,8 +47,9 @@ w_sS_T^2\|\mu\|^2/(2T^2)]` and through the attention at
 :math:`-\frac1T\sum_g n_gv_g(\gamma_g - \bar f)` (stage-1 token velocities :math:`v_g`);
 their memorisation parts stand in the ratio :math:`(\alpha_\nu/\alpha)/(\kappa_0
 \mathrm{Var}_t\gamma)` (:math:`\mathrm{Var}_t\gamma` the spread of a sample's scores,
-about 0.06 at the paper's head): with :math:`\alpha_\nu = \alpha` the head memorises some
-fifty times faster than the attention, and it fits the noisy samples alone when
+:func:`score_variance`): with :math:`\alpha_\nu = \alpha` the head memorises faster than
+the attention by that ratio (:func:`trained_head_rates` evaluates it), and it fits the
+noisy samples alone when
 :math:`n\mathrm{SNR}^2 < 2T\ell_n/(w_sS_T^2)`. Its memorisation shifts all scores of a sample
 alike (differences move by :math:`O(\sqrt{2/d})` of it), so it fits the noisy labels without
 changing their token selection. Where the derivation stops: once :math:`\nu` moves the

@@ -56,7 +56,7 @@ class EncoderSettings(Validated):
         0,
         Integer(0),
         f"steps between test-set evaluations (0: about {DEFAULT_TEST_POINTS}; the last step "
-        "always; a test pass costs about three training steps per 100 test sequences); the "
+        "always; a test pass costs a few training steps); the "
         "test sequences' [CLS] attention is recorded at every log point",
     )
     blas_threads: int = parameter(

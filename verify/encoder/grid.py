@@ -40,8 +40,8 @@ class GridSettings(Validated):
     d_values: tuple[int, ...] = parameter(
         (500, 1000, 2000),
         SequenceOf(Integer(2, 100_000), unique=True),
-        "token dimensions d (a run at d = 5000 costs about five at d = 2000; the paper's "
-        "harmful setting d = 5000 is in --points paper)",
+        "token dimensions d (a run's cost grows faster than d; the paper's harmful setting "
+        "d = 5000 is in --points paper)",
     )
     mu_values: tuple[float, ...] = parameter(
         (5.0, 20.0, 100.0), SequenceOf(Real(0.0, 1e6), unique=True), "signal norms ||mu||"

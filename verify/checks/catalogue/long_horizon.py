@@ -158,11 +158,11 @@ def preconditioned_slope(context: Context) -> GapGrowth:
     )
 
 
-def gap_slopes(preset: str, ev: Evidence) -> np.ndarray:
-    """Per flow seed, the least-squares slope of the mean clean gap against log10 step,
-    steps from :data:`SLOPE_FROM_STEP` on."""
+def gap_slopes(preset: str, ev: Evidence, kind: str = "flow") -> np.ndarray:
+    """Per seed of the runs of ``kind``, the least-squares slope of the mean clean gap
+    against log10 step, steps from :data:`SLOPE_FROM_STEP` on."""
     slopes = []
-    for run in ev(preset, "flow"):
+    for run in ev(preset, kind):
         keep = run.steps >= SLOPE_FROM_STEP
         slopes.append(
             np.polyfit(np.log10(run.steps[keep]), run.history["clean_gap_mean"][keep], 1)[0]

@@ -20,11 +20,12 @@ from theory.stage2.predictions import gap_slope
 from theory.variants.noise_ratio import flow_ratio, initial_ratio
 from verify.checks.catalogue.declare import LONG, STAGE1, CheckKind, Context
 from verify.checks.catalogue.estimators import seed_mean_check
-from verify.checks.catalogue.long_horizon import SLOPE_FROM_STEP
+from verify.checks.catalogue.long_horizon import SLOPE_FROM_STEP, gap_slopes
 from verify.checks.registry import Measurement, PaperResult, compare
 from verify.checks.variants.heads import CROSS_TERMS, cross_terms, variant_kind
 from verify.checks.variants.runs import KINDS, Need
 from verify.measures.intervals import mean_interval, ratio_interval
+from verify.sim.config import preset
 
 R4 = PaperResult((), "rebuttal R4: exponential time from the softmax, not the loss")
 R5 = PaperResult((), "rebuttal R5: noisy samples can dominate the updates")
@@ -56,22 +57,12 @@ def slope_difference(context: Context, loss: str) -> SlopeDifference:
     )
 
 
-def slopes(runs: list) -> np.ndarray:
-    """Per run, the least-squares slope of the mean clean gap against log10 step, steps from
-    :data:`~verify.checks.catalogue.long_horizon.SLOPE_FROM_STEP` on."""
-    out = []
-    for run in runs:
-        keep = run.steps >= SLOPE_FROM_STEP
-        out.append(np.polyfit(np.log10(run.steps[keep]), run.history["clean_gap_mean"][keep], 1)[0])
-    return np.array(out)
-
-
 def measure_slope_difference(
     target: SlopeDifference, ev, claim: float | None = None
 ) -> Measurement:
     """Seed mean of the paired slope difference (same draws under both losses)."""
-    other = slopes(ev(target.preset, f"flow-{target.loss}"))
-    base = slopes(ev(target.preset, "flow"))
+    other = gap_slopes(target.preset, ev, f"flow-{target.loss}")
+    base = gap_slopes(target.preset, ev)
     mean, interval = mean_interval(other - base)
     return compare(
         target.predicted if claim is None else claim,
@@ -101,11 +92,9 @@ class RatioTarget:
 
 
 def run_model(context: Context, run: str) -> tuple[DataModel, Training]:
-    """The preset's model and training with the run kind's changes (eta, loss)."""
-    p = context.prediction
-    changes = KINDS[run].changes
-    model = p.model.replace(**{k: v for k, v in changes.items() if k == "eta"})
-    return model, p.training.replace(**{k: v for k, v in changes.items() if k == "loss"})
+    """The preset's model and training with the run kind's changes (any field)."""
+    config = preset(context.preset, **KINDS[run].changes)
+    return config.model, config.training
 
 
 def score_noise_share(model: DataModel, training: Training) -> float:
@@ -250,7 +239,7 @@ def slope_level(context: Context, loss: str) -> SlopeLevel:
 
 def measure_slope_level(target: SlopeLevel, ev, claim: float | None = None) -> Measurement:
     """Seed mean of the clean-gap slope per decade under the loss."""
-    values = slopes(ev(target.preset, f"flow-{target.loss}"))
+    values = gap_slopes(target.preset, ev, f"flow-{target.loss}")
     mean, interval = mean_interval(values)
     return compare(
         target.predicted if claim is None else claim,

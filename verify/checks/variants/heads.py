@@ -22,12 +22,11 @@ from theory.foundation.data_model import DataModel
 from theory.variants.head import one_step_prediction, trained_head_rates
 from verify.checks.catalogue.declare import PAPER, STAGE1, CheckKind, Context
 from verify.checks.catalogue.estimators import seed_mean_check
-from verify.checks.catalogue.paper_horizon import measure_regime
+from verify.checks.catalogue.paper_horizon import measure_regime, predicted_regime
 from verify.checks.registry import PROBABILITY, Measurement, PaperResult, compare
 from verify.checks.variants.runs import HEAD_SET, Need
 from verify.checks.variants.selection import (
     measure_variant_selection,
-    variant_regime,
     variant_selection,
 )
 from verify.measures.intervals import proportion_interval
@@ -264,7 +263,7 @@ R2_REGIME = variant_kind(
     PAPER,
     "one-step-clean",
     24,
-    variant_regime,
+    predicted_regime,
     measure_regime,
     run="one-step-clean",
     label="1000 steps",

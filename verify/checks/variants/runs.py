@@ -211,9 +211,6 @@ def scan_runs(point: Mapping[str, Any]) -> dict[str, Any]:
                 float(run.initial_gap_velocities("W-", "R", noisy=True).mean()) for run in runs
             ],
             "noisy_fitted": [float(run.history["noisy_fitted"][-1]) for run in runs],
-            "selects_relevant": [
-                float(run.history["population_test_selects_relevant"][-1]) for run in runs
-            ],
         }
     return out
 

@@ -20,15 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from theory.foundation.data_model import DataModel
-from theory.stage1.predictions import overfitting_threshold
 from theory.variants.rho import mean_threshold
 from verify.checks.catalogue.boundaries import crossing_shift
 from verify.checks.catalogue.declare import PAPER, STAGE1, CheckKind, Context
 from verify.checks.catalogue.estimators import crossing, n_snr_sq, selection_measurement
 from verify.checks.catalogue.paper_horizon import (
-    Regime,
     Selection,
     measure_regime,
+    predicted_regime,
     predicted_selection,
 )
 from verify.checks.registry import Measurement, PaperResult, compare
@@ -65,9 +64,7 @@ class SpreadThreshold:
 
 def spread_velocity_threshold(context: Context) -> SpreadThreshold:
     p = context.prediction
-    return SpreadThreshold(
-        spread_model(p.model), overfitting_threshold(p.model, p.training), crossing_shift(p)
-    )
+    return SpreadThreshold(spread_model(p.model), p.overfitting_threshold, crossing_shift(p))
 
 
 def measure_spread_velocity_sign(
@@ -106,9 +103,7 @@ def spread_boundary_shift(context: Context) -> BoundaryShift:
     second-order shift itself: the theory derives it at stage 1, while at the paper's
     horizon the stage-2 switch sets the boundary, whose dependence on rho_i is not derived."""
     p = context.prediction
-    ratio = mean_threshold(spread_model(p.model), p.training) / overfitting_threshold(
-        p.model, p.training
-    )
+    ratio = mean_threshold(spread_model(p.model), p.training) / p.overfitting_threshold
     return BoundaryShift(p.model, ratio, abs(ratio - 1.0))
 
 
@@ -133,11 +128,6 @@ def measure_boundary_shift(target: BoundaryShift, ev, claim: float | None = None
         "derives it; the stage-2 switch that sets the boundary at 1000 steps is not derived "
         "under the spread)",
     )
-
-
-def variant_regime(context: Context, run: str, label: str) -> Regime:
-    """Theorem 4.1's regime of the base model, measured on the variant's runs."""
-    return Regime(context.preset, run, context.prediction.regime, label)
 
 
 @dataclass(frozen=True)
@@ -191,7 +181,7 @@ R1_REGIME = CheckKind(
     paper=R1,
     horizon=PAPER,
     needs=(Need("spread", 24),),
-    prepare=variant_regime,
+    prepare=predicted_regime,
     measure=measure_regime,
     params={"run": "spread", "label": "1000 steps"},
 )
@@ -201,7 +191,7 @@ R3_REGIME = CheckKind(
     paper=R3,
     horizon=PAPER,
     needs=(Need("ffn", 24),),
-    prepare=variant_regime,
+    prepare=predicted_regime,
     measure=measure_regime,
     params={"run": "ffn", "label": "1000 steps"},
 )
@@ -222,7 +212,6 @@ __all__ = [
     "R1_REGIME",
     "R3_REGIME",
     "R3_CLEAN_SELECTION",
-    "variant_regime",
     "variant_selection",
     "measure_variant_selection",
     "scan_values",
