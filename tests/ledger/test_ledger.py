@@ -281,3 +281,14 @@ def test_recorded_commands_read_as_typed():
         "python results/boundaries/run_sweeps.py --only a"
     )
     assert recorded_command(None) is None
+
+
+def test_a_tree_without_the_results_still_gives_a_ledger(tmp_path):
+    """An installed package without its repository's results (``pip install .`` run
+    elsewhere): the readings say their files are not here and the cost says why it
+    cannot be computed, instead of raising."""
+    ledger = build_ledger(root=tmp_path)
+    heatmap = next(c for c in ledger["claims"] if c["id"] == "rebuttal-heatmap-eta")
+    assert heatmap["cost"].startswith("not computable here")
+    table = next(c for c in ledger["claims"] if c["id"] == "table-2")
+    assert "is not in this tree" in table["results"][0]["finding"]

@@ -15,8 +15,22 @@ from typing import Any
 from verify.ledger.model import SOURCES, Claim, Reading
 from verify.ledger.vocabulary import BASIS_KEYS, BY_KEY
 
+
+def repository_root() -> Path:
+    """Where ``results/`` and ``tests/`` live: the source checkout the package sits in, or,
+    for a package installed from a checkout (``pip install .``), the working directory when
+    it is that checkout; else the package's parent (the ledger then says which result
+    files are not in this tree)."""
+    package_parent = Path(__file__).resolve().parents[2]
+    here = Path.cwd()
+    if not (package_parent / "results").is_dir() and (here / "results").is_dir():
+        if (here / "verify" / "ledger").is_dir():
+            return here
+    return package_parent
+
+
 #: The repository root (where ``results/`` and ``tests/`` live in a source checkout).
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repository_root()
 #: What a claim id looks like.
 CLAIM_ID = re.compile(r"^[a-z][a-z0-9]*([.-][a-z0-9]+)*$")
 #: What a check's registered disagreement can mean for a claim.
@@ -174,6 +188,7 @@ def problems(
 
 __all__ = [
     "ROOT",
+    "repository_root",
     "CLAIM_ID",
     "EFFECTS",
     "CATALOGUES",
