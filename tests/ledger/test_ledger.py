@@ -22,7 +22,7 @@ from verify.ledger.build import (
 )
 from verify.ledger.evidence import ROOT, problems, reading_files
 from verify.ledger.model import Claim, Standing, checks
-from verify.ledger.readings import ENCODER_PAPER, HARMFUL_BENIGN_D, TABLE_2
+from verify.ledger.readings import ENCODER_PAPER, ETA_HEATMAP, HARMFUL_BENIGN_D, TABLE_2
 from verify.ledger.render import documentation_page
 from verify.ledger.schema import FIELDS, paths
 from verify.ledger.vocabulary import STATUSES
@@ -219,6 +219,34 @@ def test_the_encoder_reading_holds_contradicts_or_was_not_run(tmp_path):
     assert judged(("True", "True"), ("False", "False")) == "holds"
     assert judged(("True", "True"), ("True", "False")) == "contradicted"
     assert judged(("False", "True")) == "not-run"
+
+
+def test_the_eta_sweep_reading_holds_contradicts_or_was_not_run(tmp_path):
+    """The heat map's reading: benign at most levels of every data set holds; harmful
+    outnumbering benign on one data set contradicts; neither is not testable; a data set
+    with fewer levels (or without its clean level) is not run."""
+    params = ETA_HEATMAP.params
+    header = "protocol,dataset,n,eta,seeds,test_accuracy,final_change,noisy_fitted,"
+    header += "early_stopped_noisy_fitted,final_verdict"
+    (tmp_path / "tables").mkdir()
+
+    def judged(verdicts: dict[str, list[str]], levels: int = params["levels"]) -> str:
+        lines = [header]
+        for dataset in params["datasets"]:
+            lines.append(f"{params['protocol']},{dataset},{params['n']},0.0,2,0.9,0.0,,,clean")
+            for k in range(levels):
+                verdict = verdicts.get(dataset, ["benign"])[k % len(verdicts.get(dataset, [0]))]
+                change = -0.001 * (k + 1) if verdict == "benign" else -0.05
+                row = f"{params['protocol']},{dataset},{params['n']},{(k + 1) / 100},2,"
+                lines.append(row + f"{0.9 + change},{change},1.0,1.0,{verdict}")
+        path = tmp_path / "tables" / "realworld_eta_sweep.csv"
+        path.write_text("\n".join(lines), encoding="utf-8")
+        return ETA_HEATMAP.judge(tmp_path, **params).status
+
+    assert judged({}) == "holds"
+    assert judged({"tweets": ["harmful", "harmful", "benign"]}) == "contradicted"
+    assert judged({"tweets": ["inconclusive", "benign"]}) == "not-testable"
+    assert judged({}, levels=params["levels"] - 1) == "not-run"
 
 
 def test_table_2_counts_the_authors_cells(ledger):

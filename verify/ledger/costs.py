@@ -17,8 +17,9 @@ from verify.sim.resources import duration
 #: The rebuttal's heat map: eta from 0 to 0.2 in steps of 0.01, at n = 200.
 HEATMAP_ETAS = 21
 HEATMAP_N = 200
-HEATMAP_SEEDS = 3
+HEATMAP_SEEDS = 2
 HEATMAP_PROTOCOL = "fullbatch-adam"
+HEATMAP_DATASETS = ("mnist", "rotten-tomatoes", "tweets")
 
 
 def heatmap_cost(root: Path) -> str:
@@ -58,7 +59,11 @@ def plan_seconds(points: Iterable[Mapping[str, Any]]) -> tuple[float, int]:
 
 
 __all__ = [
+    "HEATMAP_DATASETS",
     "HEATMAP_ETAS",
+    "HEATMAP_N",
+    "HEATMAP_PROTOCOL",
+    "HEATMAP_SEEDS",
     "heatmap_cost",
     "plan_seconds",
 ]

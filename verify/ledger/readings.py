@@ -9,17 +9,27 @@ numbers computed from the files (none typed here).
 * :func:`attention_concentrates`: whether the maximum attention probability over the
   training examples rises during fine-tuning, run by run;
 * :func:`encoder_regimes`: the appendix encoder's regime against the bare model's at the
-  same settings and seeds.
+  same settings and seeds;
+* :func:`eta_sweep_verdicts`: the sweep over eta (the rebuttal's heat map): per data set,
+  the paired verdicts along eta and the trend of the test accuracy.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from verify.ledger.costs import (
+    HEATMAP_DATASETS,
+    HEATMAP_ETAS,
+    HEATMAP_N,
+    HEATMAP_PROTOCOL,
+    HEATMAP_SEEDS,
+)
 from verify.ledger.model import Finding, Reading
 
 BOUNDARIES = "results/boundaries"
@@ -89,6 +99,54 @@ def realworld_verdicts(folder: Path, protocol: str, etas: Sequence[str]) -> Find
     if verdicts["harmful"] > verdicts["benign"]:
         return Finding("contradicted", text + "; on offline substitutes of the paper's data")
     return Finding("not-testable", text + "; inconclusive at the seeds run")
+
+
+def eta_sweep_verdicts(
+    folder: Path, protocol: str, n: int, datasets: Sequence[str], levels: int
+) -> Finding:
+    """The sweep over eta of ``protocol`` at ``n`` (``tables/realworld_eta_sweep.csv``), on
+    each of ``datasets`` at ``levels`` noisy levels: per data set, the paired verdicts at the
+    final epoch and the trend (:func:`verify.realworld.table.sweep_trend`: the slope of the
+    paired change of test accuracy on eta, the first level below -0.02, the levels whose
+    flipped labels are fitted). ``holds`` when benign verdicts are the majority on every data
+    set, ``contradicted`` when on some data set harmful verdicts outnumber benign ones, else
+    ``not-testable`` (inconclusive at the seeds run); ``not-run`` while a data set's sweep
+    has fewer levels."""
+    from verify.realworld.table import sweep_trend
+
+    cells = [
+        {**r, "eta": float(r["eta"])}
+        for r in rows(folder / "tables" / "realworld_eta_sweep.csv")
+        if r["protocol"] == protocol and int(r["n"]) == n
+    ]
+    parts, status = [], "holds"
+    for dataset in datasets:
+        sweep = [r for r in cells if r["dataset"] == dataset]
+        noisy = [r for r in sweep if r["eta"] > 0]
+        if len(noisy) < levels or len(sweep) == len(noisy):
+            parts.append(f"{dataset}: {len(noisy)} of {levels} noisy levels run")
+            status = "not-run"
+            continue
+        verdicts = Counter(r["final_verdict"] for r in noisy)
+        trend = sweep_trend(sweep)
+        first = trend["first_drop_eta"]
+        parts.append(
+            f"{dataset}: clean test accuracy {trend['clean_test_accuracy']:.3f}, paired change "
+            f"{trend['slope']:+.2f} +- {trend['slope_se']:.2f} per unit of eta, first below "
+            f"-0.02 at eta = {'none' if math.isnan(first) else f'{first:g}'}; flipped labels "
+            f"fitted at {trend['levels_fitted']} of {trend['levels']} levels; verdicts "
+            + ", ".join(f"{count} {verdict}" for verdict, count in sorted(verdicts.items()))
+        )
+        if status == "not-run":
+            continue
+        if verdicts["harmful"] > verdicts["benign"]:
+            status = "contradicted"
+        elif 2 * verdicts["benign"] <= len(noisy) and status == "holds":
+            status = "not-testable"
+    text = f"protocol {protocol}, n = {n}, final epoch: " + "; ".join(parts)
+    if status == "contradicted":
+        text += "; on offline substitutes of the paper's data"
+    return Finding(status, text)
 
 
 def attention_concentrates(folder: Path, protocols: Sequence[str]) -> Finding:
@@ -198,6 +256,29 @@ TABLE_2 = realworld(("0.1",), "the real-world grid at eta = 0.1, the authors' pr
 TABLE_2_ETA = realworld(
     ("0.1", "0.2"), "the real-world grid at eta = 0.1 and 0.2, the authors' protocol"
 )
+ETA_HEATMAP = Reading(
+    experiment=f"the sweep over eta (0 to 0.2 by 0.01) under {HEATMAP_PROTOCOL} at n = "
+    f"{HEATMAP_N}, every data set",
+    folder=REALWORLD,
+    record="realworld.json",
+    files=(
+        "tables/realworld_eta_sweep.csv",
+        f"figures/realworld_eta_heatmap_{HEATMAP_PROTOCOL}_n{HEATMAP_N}.png",
+    ),
+    regenerate=(
+        f"python -m verify realworld table --out results/realworld --protocols {HEATMAP_PROTOCOL} "
+        f"--datasets {','.join(HEATMAP_DATASETS)} --ns {HEATMAP_N} --etas "
+        + ",".join(f"{k / 100:g}" for k in range(HEATMAP_ETAS))
+        + f" --seeds {HEATMAP_SEEDS}"
+    ),
+    judge=eta_sweep_verdicts,
+    params={
+        "protocol": HEATMAP_PROTOCOL,
+        "n": HEATMAP_N,
+        "datasets": HEATMAP_DATASETS,
+        "levels": HEATMAP_ETAS - 1,
+    },
+)
 ATTENTION_DYNAMICS = Reading(
     experiment="attention over the epochs of the real-world runs, named protocols",
     folder=REALWORLD,
@@ -223,6 +304,8 @@ __all__ = [
     "ENCODER_PAPER",
     "boundary_exponent",
     "realworld_verdicts",
+    "eta_sweep_verdicts",
+    "ETA_HEATMAP",
     "attention_concentrates",
     "sweep",
     "realworld",
