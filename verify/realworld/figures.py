@@ -64,9 +64,9 @@ def figure_over_epochs(tables: Path, figures: Path, eta: float = 0.1) -> list[Pa
                     axes[row, column].set_ylabel(title)
         for row in range(len(panels)):
             axes[row, column].set_xscale("log")
+            axes[row, column].set_xlabel("epoch (0 drawn at 0.5)")
         axes[0, column].set_title(f"{dataset}, eta = {eta:g}")
-        axes[-1, column].set_xlabel("epoch (0 drawn at 0.5)")
-        axes[0, column].legend(fontsize=7)
+        axes[0, column].legend(fontsize=7, loc="best")
     fig.tight_layout()
     return save_figure(fig, figures, "realworld_over_epochs")
 
@@ -105,6 +105,7 @@ def figure_protocol_changes(tables: Path, figures: Path) -> list[Path]:
             range(len(cells)), [f"{int(n)}, {eta:g}" for n, eta in cells], rotation=45, fontsize=7
         )
         axis.set_xlabel("n, eta")
+        axis.set_ylabel("protocol")
         axis.set_title(f"{dataset}: test accuracy minus eta = 0")
         fig.colorbar(image, ax=axis)
     fig.tight_layout()
