@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import platform
 import subprocess
 import sys
-import tomllib
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,8 @@ def package_version() -> str:
     source = source_version(Path(__file__).resolve().parents[2] / "pyproject.toml")
     if source is not None:
         return source
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(PACKAGE)
     except PackageNotFoundError:
@@ -34,6 +35,8 @@ def source_version(pyproject: Path) -> str | None:
     another project)."""
     if not pyproject.is_file():
         return None
+    import tomllib
+
     project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
     return str(project["version"]) if project.get("name") == PACKAGE else None
 
@@ -64,17 +67,30 @@ def git_commit() -> dict[str, Any]:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
+def library_version(name: str) -> str:
+    """The version of library ``name``: the loaded module's, else its installed
+    distribution's (read without importing it: SciPy alone takes a quarter of a second to
+    import), else the imported module's."""
+    module = sys.modules.get(name)
+    if module is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            module = importlib.import_module(name)
+    return str(module.__version__)
+
+
 def provenance() -> dict[str, Any]:
     """Package version, git commit, Python and the numeric libraries' versions, command."""
-    import scipy  # slow to import: only when a record is made
-
     record = {
         "package": PACKAGE,
         "package_version": package_version(),
         **git_commit(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
-        "scipy": scipy.__version__,
+        "scipy": library_version("scipy"),
         "command": " ".join(sys.argv),
     }
     for name in ("sympy", "mpmath"):  # recorded when a computation used them
@@ -84,4 +100,4 @@ def provenance() -> dict[str, Any]:
     return record
 
 
-__all__ = ["package_version", "git_commit", "provenance"]
+__all__ = ["package_version", "git_commit", "library_version", "provenance"]
