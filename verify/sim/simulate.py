@@ -11,6 +11,7 @@ completes but leaves the regime the theory describes carries warnings: an invari
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import numpy as np
 from theory.foundation.stability import max_stable_step
 from verify.runtime.interrupts import exit_status, reason
 from verify.runtime.progress import progress as progress_stage
+from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines import draw_data, engine_traits, make_engine
@@ -269,11 +271,21 @@ def capture(result: RunResult, engine: Observable) -> Capture:
 def complete(result: RunResult, captured: list[Capture], engine: Observable) -> list[Row]:
     """Evaluate the captured points' test logits and parameter norms (all at once), append
     the points to ``result`` and return their completed rows."""
+    evaluated = engine.evaluate([point.snapshot for point in captured])
+    return complete_rows(result, captured, evaluated, engine.invariant_scale)
+
+
+def complete_rows(
+    result: RunResult,
+    captured: list[Capture],
+    evaluated: list[tuple[np.ndarray, dict[str, float]]],
+    invariant_scale: float,
+) -> list[Row]:
+    """Append the captured points to ``result`` with their evaluated test logits and
+    parameter norms; returns their completed rows."""
     data = result.data
     rows = []
-    for point, (test_logits, norms) in zip(
-        captured, engine.evaluate([point.snapshot for point in captured]), strict=True
-    ):
+    for point, (test_logits, norms) in zip(captured, evaluated, strict=True):
         test = test_metrics(result, test_logits, point.head)
         row = point.row
         row.update(
@@ -282,7 +294,7 @@ def complete(result: RunResult, captured: list[Capture], engine: Observable) -> 
             test_selects_relevant=_mean(data.groups[test.selected] == 0),
             **norms,
         )
-        row["invariant_drift_relative"] = norms["invariant_drift"] / engine.invariant_scale
+        row["invariant_drift_relative"] = norms["invariant_drift"] / invariant_scale
         result.steps.append(row["step"])
         rows.append(result.history.append(row))
         result.train_logits.append(point.logits)
@@ -353,16 +365,50 @@ def health_warnings(config: RunConfig, row: Mapping[str, float], warned: set[str
 #: Captured log points completed together (their test logits and norms in one stacked
 #: product). A fixed count, not a time: the rounding of a stacked product depends on how
 #: many points it stacks (the traces of the norms, for one, differ in the last digit
-#: between a stack of three and one of sixteen), so batches set by the clock would make
+#: between a stack of one and one of sixteen), so batches set by the clock would make
 #: the same seed give numbers that differ in the last digits on a busy machine. A run
 #: killed outright (not by Ctrl-C or SIGTERM, which complete what was captured) loses at
-#: most this many points.
+#: most twice this many points (a batch being evaluated and the one being captured).
 FLUSH_POINTS = 16
 
 
+class Evaluation:
+    """The test logits and parameter norms of a batch of captured points
+    (:meth:`Observable.evaluate`), computed in a background thread while the run goes on:
+    products that release the interpreter lock, on the points' own copies of the state
+    and on arrays the run does not change."""
+
+    def __init__(self, engine: Observable, captured: list[Capture]):
+        self.captured = captured
+        self._values: list[tuple[np.ndarray, dict[str, float]]] = []
+        self._error: BaseException | None = None
+        snapshots = [point.snapshot for point in captured]
+        self._thread = threading.Thread(
+            target=self._evaluate, args=(engine, snapshots), name="evaluate", daemon=True
+        )
+        self._thread.start()
+
+    def _evaluate(self, engine: Observable, snapshots: list[Any]) -> None:
+        try:
+            self._values = engine.evaluate(snapshots)
+        except BaseException as error:  # re-raised in the run's thread by values()
+            self._error = error
+
+    def values(self) -> list[tuple[np.ndarray, dict[str, float]]]:
+        """The evaluated ``(test logits, norms)`` of each point (waits for the thread)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._values
+
+
 class Recorder:
-    """Captures log points as the run reaches them and completes them in batches: every
-    :data:`FLUSH_POINTS` points, at the end, and when the run stops early."""
+    """Captures log points as the run reaches them and completes them in batches of
+    :data:`FLUSH_POINTS`, in order: a full batch is evaluated in the background
+    (:class:`Evaluation`) while the next one is captured, and completed when that one is
+    full (at fixed points of the run, so that a failure is found at the same step
+    whatever the machine's speed); at the end, and when the run stops early, everything
+    captured is completed."""
 
     def __init__(
         self,
@@ -374,25 +420,44 @@ class Recorder:
         self.result, self.engine = result, engine
         self.on_record, self.on_warning = on_record, on_warning
         self.pending: list[Capture] = []
+        self.evaluating: Evaluation | None = None
         self.warned: set[str] = set()
 
     def capture(self) -> None:
         self.pending.append(capture(self.result, self.engine))
         if len(self.pending) >= FLUSH_POINTS:
-            self.flush()
+            self._evaluate_pending()
 
     def flush(self) -> None:
-        """Complete the pending points; a non-finite quantity keeps the points up to the
-        failing one and raises :class:`NonFiniteError`."""
+        """Complete every captured point; a non-finite quantity keeps the points up to
+        the failing one, drops the rest and raises :class:`NonFiniteError`."""
+        if self.pending:
+            self._evaluate_pending()
+        if self.evaluating is not None:
+            self._complete()
+
+    def _evaluate_pending(self) -> None:
+        """Start evaluating the pending points (after completing the batch before them)."""
+        if self.evaluating is not None:
+            self._complete()
         captured, self.pending = self.pending, []
+        self.evaluating = Evaluation(self.engine, captured)
+
+    def _complete(self) -> None:
+        """Complete the batch being evaluated: its rows, streamed, checked and warned."""
+        assert self.evaluating is not None
+        evaluated = self.evaluating.values()
+        captured, self.evaluating = self.evaluating.captured, None
         start = len(self.result.history)
-        for index, row in enumerate(complete(self.result, captured, self.engine)):
+        rows = complete_rows(self.result, captured, evaluated, self.engine.invariant_scale)
+        for index, row in enumerate(rows):
             if self.on_record:
                 self.on_record(row)
             try:
                 check_row(row, self.result.history[0])
             except NonFiniteError:
                 truncate(self.result, start + index + 1)
+                self.pending = []  # captured after the failure: dropped
                 raise
             for warning in health_warnings(self.result.config, row, self.warned):
                 self.result.warnings.append(warning)
@@ -426,7 +491,22 @@ def simulate(
     :func:`logging_steps`. ``on_record(row)`` is called for each completed log point (to
     stream the history), ``on_warning(text)`` for each warning. Ctrl-C, SIGTERM and a
     non-finite value end the run early; the result keeps every finished log point and
-    says why."""
+    says why. The run uses one BLAS thread throughout (set-up, steps and recording), so
+    that its numbers do not depend on the number of cores: a product split over threads
+    rounds differently."""
+    with single_blas_thread():
+        return _simulate(config, data, W0, progress, engine, on_record, on_warning)
+
+
+def _simulate(
+    config: RunConfig,
+    data: Dataset | ReducedData | None,
+    W0: np.ndarray | None,
+    progress: bool,
+    engine: Engine | None,
+    on_record: Callable[[Row], None] | None,
+    on_warning: Callable[[str], None] | None,
+) -> RunResult:
     started = time.perf_counter()
     data = draw_data(config) if data is None else data
     result = RunResult(config=config, data=data)
@@ -464,7 +544,7 @@ def simulate(
 def _flush_quietly(recorder: Recorder | None, result: RunResult) -> None:
     """After an early stop: complete what was captured (a second stop, or a non-finite
     value in it, keeps what is complete)."""
-    if recorder is None or not recorder.pending:
+    if recorder is None or not (recorder.pending or recorder.evaluating):
         return
     try:
         recorder.flush()

@@ -71,7 +71,10 @@ class Statistics:
         K, gram = self.K, self.gram
         Mt = np.swapaxes(M, 1, 2)
         MGMt = (M @ gram) @ Mt
-        DK = (M + Mt + MGMt - a[:, :, None] * a[:, None, :]) @ K
+        D = M + np.ascontiguousarray(Mt)  # D = ((M + M^T) + M Gram M^T) - a a^T, in place
+        D += MGMt
+        D -= a[:, :, None] * a[:, None, :]
+        DK = D @ K
         squares = zip(
             np.einsum("li,ij,lj->l", a, K, a),
             np.einsum("lij,ij->l", MGMt, K),

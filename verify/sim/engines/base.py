@@ -192,7 +192,8 @@ def reduced_setup(
 ) -> ReducedSetup:
     r"""The :class:`~verify.sim.statistics.ReducedSetup` of ``data``'s training tokens (all of
     each token as the noise part, no separate signal) with :math:`W_0` given or drawn from
-    the seed in row blocks; the large products run with every BLAS thread."""
+    the seed in row blocks (the products under the caller's BLAS thread limit:
+    :func:`verify.sim.simulate.simulate` runs with one)."""
     Z = np.ascontiguousarray(data.X_train.reshape(-1, data.d).T)
     if W0 is not None:
         blocks: Any = (W0[r : r + block_rows] for r in range(0, data.d, block_rows))
