@@ -82,6 +82,9 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, dict 
     training."""
     if not args.data_from:
         return config_from_args(args), None, None, None
+    # The file's SHA-256 (recorded only with --out) is hashed while the run goes on.
+    recorded = args.out and os.path.isfile(args.data_from)
+    digest = FileDigest(args.data_from) if recorded else None
     from verify.sim.data import dataset_from_arrays, npz_shape, read_npz
     from verify.sim.inputs import check_initial_weights
 
@@ -102,9 +105,6 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, dict 
             value,
             "no value together with --data-from (n, T, d and test_size come from the file)",
         )
-    # The file's SHA-256 (recorded only with --out) is hashed while the run goes on.
-    recorded = args.out and os.path.isfile(args.data_from)
-    digest = FileDigest(args.data_from) if recorded else None
     arrays = read_npz(args.data_from)
     n, T, d, test_size = npz_shape(arrays)
     config = config_from_args(args, n=n, T=T, d=d, test_size=test_size)
@@ -168,6 +168,10 @@ def describe_data_file(
 def command_run(args: argparse.Namespace) -> int:
     from verify.sim.resources import check_cost, check_memory, check_runnable, cost_line
 
+    if args.out:  # the provenance config.json records: git answers while the run goes on
+        from verify.output.provenance import prefetch_git_commit
+
+        prefetch_git_commit()
     config, data, W0, data_file = _configuration(args)
     check_runnable(config)
     check_memory(config)
