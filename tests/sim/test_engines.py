@@ -263,3 +263,25 @@ def test_a_non_finite_value_found_in_a_background_batch_keeps_the_points_before_
     assert result.status == "failed" and "p_norm" in result.message
     assert len(result.history) == 20 and len(result.gaps) == 20
     assert result.steps == list(logging_steps(config)[:20])
+
+
+def test_the_set_up_does_not_depend_on_how_many_blocks_run_at_once():
+    from dataclasses import fields
+
+    from verify.runtime.threads import single_blas_thread
+    from verify.sim.statistics import ReducedSetup
+
+    config = small(d=700)
+    data = generate(config)
+    W0 = initial_weights(config)
+    Z = np.ascontiguousarray(data.X_train.reshape(-1, config.model.d).T)
+    with single_blas_thread():
+        setups = [
+            ReducedSetup.build(Z, (W0[r : r + 128] for r in range(0, 700, 128)), workers)
+            for workers in (1, 2, 3)
+        ]
+    for setup in setups[1:]:
+        for field in fields(ReducedSetup):
+            np.testing.assert_array_equal(
+                getattr(setup, field.name), getattr(setups[0], field.name)
+            )

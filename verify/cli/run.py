@@ -85,7 +85,7 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, dict 
     # The file's SHA-256 (recorded only with --out) is hashed while the run goes on.
     recorded = args.out and os.path.isfile(args.data_from)
     digest = FileDigest(args.data_from) if recorded else None
-    from verify.sim.data import dataset_from_arrays, npz_shape, read_npz
+    from verify.sim.data import dataset_from_arrays, npz_shape, read_npz_checked_later
     from verify.sim.inputs import check_initial_weights
 
     engine = config_from_args(args).solver.engine
@@ -105,12 +105,14 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, dict 
             value,
             "no value together with --data-from (n, T, d and test_size come from the file)",
         )
-    arrays = read_npz(args.data_from)
+    # The members' checksums are computed while their shapes and values are checked.
+    arrays, checksums = read_npz_checked_later(args.data_from)
     n, T, d, test_size = npz_shape(arrays)
     config = config_from_args(args, n=n, T=T, d=d, test_size=test_size)
     data, W0 = dataset_from_arrays(arrays, config, source=str(args.data_from))
     if W0 is not None:
         check_initial_weights(W0, config, "data_from:W0")
+    checksums()
     return config, data, W0, describe_data_file(args.data_from, arrays, data, digest)
 
 

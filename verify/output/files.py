@@ -17,6 +17,7 @@ import json
 import math
 import os
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,30 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_all(payloads: Mapping[Path, bytes]) -> None:
+    """Write each ``payloads[path]`` to its ``path`` atomically (:func:`atomic_write_bytes`),
+    the files at once, one thread each (most of a small file's write is the wait for the
+    disk to sync it); the first error of any is raised when all are done."""
+    errors: list[BaseException] = []
+
+    def write(path: Path, payload: bytes) -> None:
+        try:
+            atomic_write_bytes(path, payload)
+        except BaseException as error:  # raised in the caller's thread below
+            errors.append(error)
+
+    threads = [
+        threading.Thread(target=write, args=(path, payload), name=f"write {Path(path).name}")
+        for path, payload in payloads.items()
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
 
 
 def jsonable(value: Any, spelled: bool = False) -> Any:
