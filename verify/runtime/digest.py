@@ -3,7 +3,8 @@
 The file is opened when the digest is asked for (so a missing file is an error at once,
 and the bytes hashed are those of the file opened then, even if the path is replaced
 later); the hash reads it in blocks in a daemon thread (the hash releases the interpreter
-lock on each block) and :meth:`FileDigest.hexdigest` waits for it.
+lock on each block), at a lower scheduling priority than the caller's threads (it is
+needed last), and :meth:`FileDigest.hexdigest` waits for it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import threading
 from pathlib import Path
+
+from verify.runtime.threads import lower_priority
 
 
 class FileDigest:
@@ -24,6 +27,7 @@ class FileDigest:
         self._thread.start()
 
     def _hash(self) -> None:
+        lower_priority()
         try:
             with self._stream:
                 self._value = hashlib.file_digest(self._stream, "sha256").hexdigest()

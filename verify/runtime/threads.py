@@ -78,6 +78,20 @@ def ordered_map(
         yield running.popleft().result()
 
 
+#: How much lower (in nice steps) a thread whose result is needed last is scheduled.
+LOWER_PRIORITY = 10
+
+
+def lower_priority() -> None:
+    """Schedule the calling thread :data:`LOWER_PRIORITY` nice steps below the others
+    (Linux sets a nice value per thread; elsewhere, or where it is refused, nothing
+    changes)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWER_PRIORITY)
+    except (AttributeError, OSError):
+        pass
+
+
 def available_cores() -> int:
     """The processors this process may run on."""
     try:
@@ -86,4 +100,4 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-__all__ = ["single_blas_thread", "Job", "ordered_map", "available_cores"]
+__all__ = ["single_blas_thread", "Job", "ordered_map", "available_cores", "lower_priority"]

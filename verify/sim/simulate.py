@@ -11,7 +11,6 @@ completes but leaves the regime the theory describes carries warnings: an invari
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ import numpy as np
 from theory.foundation.stability import max_stable_step
 from verify.runtime.interrupts import exit_status, reason
 from verify.runtime.progress import progress as progress_stage
-from verify.runtime.threads import single_blas_thread
+from verify.runtime.threads import Job, single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines import draw_data, engine_traits, make_engine
@@ -31,6 +30,7 @@ from verify.sim.engines.base import Engine, NonFiniteError, far_scales, non_fini
 from verify.sim.history import History, Row
 from verify.sim.observables import (
     POPULATION_COLUMNS,
+    SplitMetrics,
     attention_gaps,
     head_metrics,
     query_components,
@@ -271,22 +271,31 @@ def capture(result: RunResult, engine: Observable) -> Capture:
 def complete(result: RunResult, captured: list[Capture], engine: Observable) -> list[Row]:
     """Evaluate the captured points' test logits and parameter norms (all at once), append
     the points to ``result`` and return their completed rows."""
+    return complete_rows(result, captured, evaluate(result, captured, engine), engine)
+
+
+#: One point's evaluation: its test logits, parameter norms and test-split metrics.
+Evaluated = tuple[np.ndarray, dict[str, float], SplitMetrics]
+
+
+def evaluate(result: RunResult, captured: list[Capture], engine: Observable) -> list[Evaluated]:
+    """The captured points' test logits and parameter norms (:meth:`Observable.evaluate`,
+    all at once) and their test-split metrics (:func:`test_metrics`)."""
     evaluated = engine.evaluate([point.snapshot for point in captured])
-    return complete_rows(result, captured, evaluated, engine.invariant_scale)
+    return [
+        (logits, norms, test_metrics(result, logits, point.head))
+        for point, (logits, norms) in zip(captured, evaluated, strict=True)
+    ]
 
 
 def complete_rows(
-    result: RunResult,
-    captured: list[Capture],
-    evaluated: list[tuple[np.ndarray, dict[str, float]]],
-    invariant_scale: float,
+    result: RunResult, captured: list[Capture], evaluated: list[Evaluated], engine: Observable
 ) -> list[Row]:
-    """Append the captured points to ``result`` with their evaluated test logits and
-    parameter norms; returns their completed rows."""
+    """Append the captured points to ``result`` with their evaluation; returns their
+    completed rows."""
     data = result.data
     rows = []
-    for point, (test_logits, norms) in zip(captured, evaluated, strict=True):
-        test = test_metrics(result, test_logits, point.head)
+    for point, (test_logits, norms, test) in zip(captured, evaluated, strict=True):
         row = point.row
         row.update(
             test_loss=test.loss,
@@ -294,7 +303,7 @@ def complete_rows(
             test_selects_relevant=_mean(data.groups[test.selected] == 0),
             **norms,
         )
-        row["invariant_drift_relative"] = norms["invariant_drift"] / invariant_scale
+        row["invariant_drift_relative"] = norms["invariant_drift"] / engine.invariant_scale
         result.steps.append(row["step"])
         rows.append(result.history.append(row))
         result.train_logits.append(point.logits)
@@ -373,33 +382,18 @@ FLUSH_POINTS = 16
 
 
 class Evaluation:
-    """The test logits and parameter norms of a batch of captured points
-    (:meth:`Observable.evaluate`), computed in a background thread while the run goes on:
-    products that release the interpreter lock, on the points' own copies of the state
-    and on arrays the run does not change."""
+    """The evaluation of a batch of captured points (:func:`evaluate`: test logits,
+    parameter norms, test-split metrics), computed in a background thread while the run
+    goes on: products and array operations that release the interpreter lock, on the
+    points' own copies of the state and on arrays the run does not change."""
 
-    def __init__(self, engine: Observable, captured: list[Capture]):
+    def __init__(self, result: RunResult, engine: Observable, captured: list[Capture]):
         self.captured = captured
-        self._values: list[tuple[np.ndarray, dict[str, float]]] = []
-        self._error: BaseException | None = None
-        snapshots = [point.snapshot for point in captured]
-        self._thread = threading.Thread(
-            target=self._evaluate, args=(engine, snapshots), name="evaluate", daemon=True
-        )
-        self._thread.start()
+        self._job = Job(lambda points: evaluate(result, points, engine), captured)
 
-    def _evaluate(self, engine: Observable, snapshots: list[Any]) -> None:
-        try:
-            self._values = engine.evaluate(snapshots)
-        except BaseException as error:  # re-raised in the run's thread by values()
-            self._error = error
-
-    def values(self) -> list[tuple[np.ndarray, dict[str, float]]]:
-        """The evaluated ``(test logits, norms)`` of each point (waits for the thread)."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._values
+    def values(self) -> list[Evaluated]:
+        """Each point's evaluation (waits for the thread)."""
+        return self._job.result()
 
 
 class Recorder:
@@ -441,7 +435,7 @@ class Recorder:
         if self.evaluating is not None:
             self._complete()
         captured, self.pending = self.pending, []
-        self.evaluating = Evaluation(self.engine, captured)
+        self.evaluating = Evaluation(self.result, self.engine, captured)
 
     def _complete(self) -> None:
         """Complete the batch being evaluated: its rows, streamed, checked and warned."""
@@ -449,7 +443,7 @@ class Recorder:
         evaluated = self.evaluating.values()
         captured, self.evaluating = self.evaluating.captured, None
         start = len(self.result.history)
-        rows = complete_rows(self.result, captured, evaluated, self.engine.invariant_scale)
+        rows = complete_rows(self.result, captured, evaluated, self.engine)
         for index, row in enumerate(rows):
             if self.on_record:
                 self.on_record(row)
