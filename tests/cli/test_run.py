@@ -1,3 +1,4 @@
+import importlib.metadata
 import json
 import signal
 import subprocess
@@ -148,6 +149,26 @@ def test_module_help_is_fast_and_run_imports_no_sympy():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert time.perf_counter() - started < 20
+
+
+def test_a_run_on_a_data_file_imports_only_what_it_uses(tmp_path):
+    """``run --data-from`` with its files written (no population metrics: no SciPy) loads
+    none of SciPy, SymPy, matplotlib, pandas or numba, and records SciPy's version all
+    the same."""
+    config = RunConfig.build(d=20, n=6, T=4, test_size=4)
+    save_npz(tmp_path / "data.npz", generate(config))
+    probe = (
+        "import sys; from verify.cli import main; "
+        f"main(['run', '--data-from', {str(tmp_path / 'data.npz')!r}, '--steps', '3', "
+        f"'--no-progress', '--out', {str(tmp_path / 'out')!r}]);"
+        "print(sorted(m for m in ('scipy', 'sympy', 'matplotlib', 'pandas', 'numba') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    provenance = json.loads((tmp_path / "out" / "config.json").read_text())["provenance"]
+    assert provenance["scipy"] == importlib.metadata.version("scipy")
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)

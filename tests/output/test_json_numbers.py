@@ -105,3 +105,22 @@ def test_every_json_a_command_writes_holds_numbers_or_null(tmp_path, monkeypatch
     assert len(written) >= 8
     for path in written:
         assert_numbers(path)
+
+
+def test_numeric_csv_cells_are_each_numbers_17_digit_text():
+    """Every cell is ``'%.17g' % value`` (the float64 round trip), a NaN empty and the
+    infinities spelled, in every shape: a column, no columns, extreme magnitudes."""
+    rng = np.random.default_rng(5)
+    for shape in [(7, 5), (4,), (3, 0), (1, 1), (60, 9)]:
+        values = rng.standard_normal(shape) * 10.0 ** rng.integers(-320, 300, shape)
+        flat = values.reshape(-1)
+        for start, value in enumerate([np.nan, np.inf, -np.inf, -0.0, 5e-324, -np.nan]):
+            flat[start::6] = value
+        prefixes = [f"{i},%s," for i in range(shape[0])]  # a % in a prefix is kept as it is
+        text = numeric_csv(["h1", "h2"], prefixes, values)
+        rows = values.reshape(shape[0], -1)
+        expected = ["h1,h2"] + [
+            prefix + ",".join("" if math.isnan(v) else f"{v:.17g}" for v in row)
+            for prefix, row in zip(prefixes, rows, strict=True)
+        ]
+        assert text == "\n".join(expected) + "\n"

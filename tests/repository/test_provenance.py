@@ -22,3 +22,16 @@ def test_source_version_reads_only_this_package(tmp_path):
     assert source_version(other) is None
     other.write_text('[project]\nname = "benign-attention"\nversion = "9.9"\n', encoding="utf-8")
     assert source_version(other) == "9.9"
+
+
+def test_library_versions_are_read_without_importing_the_library(monkeypatch):
+    import sys
+
+    import scipy
+
+    from verify.output.provenance import library_version
+
+    assert library_version("scipy") == scipy.__version__  # loaded: the module's own
+    monkeypatch.delitem(sys.modules, "scipy")
+    assert library_version("scipy") == scipy.__version__  # not loaded: the distribution's
+    assert "scipy" not in sys.modules

@@ -15,6 +15,7 @@ from verify.sim.data import (
     initial_weights,
     npz_shape,
     read_npz,
+    read_npz_checked_later,
     save_npz,
 )
 
@@ -215,6 +216,14 @@ def test_a_damaged_npz_member_is_refused(tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(InvalidParameter, match="data_from=.*CRC"):
         read_npz(path)
+    arrays, check = read_npz_checked_later(path)  # the checksum computed in the background
+    assert arrays["X_train"].shape == (1000,)
+    with pytest.raises(InvalidParameter, match="data_from=.*CRC.*X_train"):
+        check()
+    np.savez(path, X_train=np.arange(1000.0), y=np.ones(3, dtype=np.int8))
+    arrays, check = read_npz_checked_later(path)
+    check()  # intact: no error
+    np.testing.assert_array_equal(arrays["X_train"], np.arange(1000.0))
 
 
 def test_finiteness_is_decided_entrywise_when_the_sum_overflows():

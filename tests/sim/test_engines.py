@@ -190,3 +190,98 @@ def test_finished_flow_engine_is_freed_without_the_cycle_collector():
         assert reference() is None
     finally:
         gc.enable()
+
+
+def test_a_run_does_not_depend_on_the_blas_thread_count():
+    """A run uses one BLAS thread throughout: the same numbers whatever the number of
+    threads allowed around it (a product split over threads rounds differently: at d = 400
+    the set-up and the test logits did)."""
+    from threadpoolctl import threadpool_limits
+
+    config = preset("benign", d=400, steps=100, test_size=100)
+    runs = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            runs.append(simulate(config))
+    assert runs[0].history == runs[1].history
+    np.testing.assert_array_equal(runs[0].final_test_logits, runs[1].final_test_logits)
+
+
+def completed_in_turn(config, data):
+    """The run recorded the plain way: each batch of points evaluated and completed when
+    it is full, in the run's thread."""
+    from verify.runtime.threads import single_blas_thread
+    from verify.sim import simulate as module
+
+    result = module.RunResult(config=config, data=data)
+    with single_blas_thread():
+        engine = make_engine(config, data)
+        batch = []
+        for step in logging_steps(config):
+            engine.advance_to(step)
+            batch.append(module.capture(result, engine))
+            if len(batch) == module.FLUSH_POINTS:
+                module.complete(result, batch, engine)
+                batch = []
+        module.complete(result, batch, engine)
+    return result
+
+
+def test_batches_evaluated_in_the_background_record_what_batches_in_turn_record():
+    config = small(steps=300)
+    data = generate(config)
+    streamed = []
+    result = simulate(config, data, on_record=streamed.append)
+    expected = completed_in_turn(config, data)
+    assert len(result.history) > 3 * 16 and result.history == expected.history
+    assert [dict(row) for row in streamed] == [dict(row) for row in expected.history]
+    for name in ("train_logits", "train_probabilities", "test_probabilities", "gaps"):
+        for got, want in zip(getattr(result, name), getattr(expected, name), strict=True):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_a_non_finite_value_found_in_a_background_batch_keeps_the_points_before_it():
+    """A test-side quantity that turns infinite at the 20th point (found when its batch is
+    completed, while the run has gone on) ends the run there: 20 points kept, the ones
+    captured after them dropped."""
+    config = small(steps=300)
+    data = generate(config)
+    engine = make_engine(config, data)
+    evaluate = engine.evaluate
+    seen = []
+
+    def infinite_from_the_twentieth(snapshots):
+        out = evaluate(snapshots)
+        for index, (_, norms) in enumerate(out):
+            if len(seen) + index >= 19:
+                norms["p_norm"] = np.inf
+        seen.extend(out)
+        return out
+
+    engine.evaluate = infinite_from_the_twentieth
+    result = simulate(config, data, engine=engine)
+    assert result.status == "failed" and "p_norm" in result.message
+    assert len(result.history) == 20 and len(result.gaps) == 20
+    assert result.steps == list(logging_steps(config)[:20])
+
+
+def test_the_set_up_does_not_depend_on_how_many_blocks_run_at_once():
+    from dataclasses import fields
+
+    from verify.runtime.threads import single_blas_thread
+    from verify.sim.statistics import ReducedSetup
+
+    config = small(d=700)
+    data = generate(config)
+    W0 = initial_weights(config)
+    Z = np.ascontiguousarray(data.X_train.reshape(-1, config.model.d).T)
+    with single_blas_thread():
+        setups = [
+            ReducedSetup.build(Z, (W0[r : r + 128] for r in range(0, 700, 128)), workers)
+            for workers in (1, 2, 3)
+        ]
+    for setup in setups[1:]:
+        for field in fields(ReducedSetup):
+            np.testing.assert_array_equal(
+                getattr(setup, field.name), getattr(setups[0], field.name)
+            )

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import sys
 import time
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from theory.foundation.validation import require
@@ -19,6 +17,7 @@ from verify.cli.common import (
     add_progress_flag,
     given,
 )
+from verify.runtime.digest import FileDigest
 from verify.sim.config import DELTA, PRESETS, RunConfig, parameter_specs, preset
 from verify.sim.engines.registry import engines_where, spoken
 from verify.sim.resources import CONFIRM_SECONDS
@@ -83,7 +82,10 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, dict 
     training."""
     if not args.data_from:
         return config_from_args(args), None, None, None
-    from verify.sim.data import dataset_from_arrays, npz_shape, read_npz
+    # The file's SHA-256 (recorded only with --out) is hashed while the run goes on.
+    recorded = args.out and os.path.isfile(args.data_from)
+    digest = FileDigest(args.data_from) if recorded else None
+    from verify.sim.data import dataset_from_arrays, npz_shape, read_npz_checked_later
     from verify.sim.inputs import check_initial_weights
 
     engine = config_from_args(args).solver.engine
@@ -103,24 +105,48 @@ def _configuration(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, dict 
             value,
             "no value together with --data-from (n, T, d and test_size come from the file)",
         )
-    arrays = read_npz(args.data_from)
+    # The members' checksums are computed while their shapes and values are checked.
+    arrays, checksums = read_npz_checked_later(args.data_from)
     n, T, d, test_size = npz_shape(arrays)
     config = config_from_args(args, n=n, T=T, d=d, test_size=test_size)
     data, W0 = dataset_from_arrays(arrays, config, source=str(args.data_from))
     if W0 is not None:
         check_initial_weights(W0, config, "data_from:W0")
-    return config, data, W0, describe_data_file(args.data_from, arrays, data)
+    checksums()
+    return config, data, W0, describe_data_file(args.data_from, arrays, data, digest)
 
 
 #: Fields of the data model that generate data: with --data-from they do not describe it.
 GENERATING_FIELDS = ("eta", "flip", "rho", "mu_norm", "sigma_eps")
 
 
-def describe_data_file(path: str, arrays: dict[str, Any], data: Any) -> dict[str, Any]:
-    """What config.json records of a data file: its path and SHA-256, the realised number
-    of flipped labels (from ``y_clean``; unknown without it), and which configuration
-    fields do not describe it. Warns (stderr) when half or more of the labels are flipped."""
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+class DataFileRecord(Mapping[str, Any]):
+    """A data file's description whose ``sha256`` is the digest hashed in the background
+    (:class:`~verify.runtime.digest.FileDigest`), waited for only when the record is read
+    (when config.json is written, at the end of the run)."""
+
+    def __init__(self, fields: dict[str, Any], digest: FileDigest | None):
+        self._fields, self._digest = fields, digest
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "sha256" and self._digest is not None:
+            return self._digest.hexdigest()
+        return self._fields[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+
+def describe_data_file(
+    path: str, arrays: dict[str, Any], data: Any, digest: FileDigest | None
+) -> Mapping[str, Any]:
+    """What config.json records of a data file: its path and SHA-256 (``digest``, hashed
+    in the background; ``None`` when nothing is recorded), the realised number of flipped
+    labels (from ``y_clean``; unknown without it), and which configuration fields do not
+    describe it. Warns (stderr) when half or more of the labels are flipped."""
     noisy = int(data.noisy.sum()) if data.y_clean is not None else None
     if noisy is not None and 2 * noisy >= data.n:
         print(
@@ -130,19 +156,24 @@ def describe_data_file(path: str, arrays: dict[str, Any], data: Any) -> dict[str
             file=sys.stderr,
         )
     unused = [*GENERATING_FIELDS, *(("nu_scale",) if "nu" in arrays else ())]
-    return {
+    fields = {
         "path": str(path),
-        "sha256": digest,
+        "sha256": None,
         "noisy_count": noisy,
         "noisy_fraction": None if noisy is None else noisy / data.n,
         "fields_not_describing_the_file": unused,
         "W0_from_file": "W0" in arrays,
     }
+    return DataFileRecord(fields, digest)
 
 
 def command_run(args: argparse.Namespace) -> int:
     from verify.sim.resources import check_cost, check_memory, check_runnable, cost_line
 
+    if args.out:  # the provenance config.json records: git answers while the run goes on
+        from verify.output.provenance import prefetch_git_commit
+
+        prefetch_git_commit()
     config, data, W0, data_file = _configuration(args)
     check_runnable(config)
     check_memory(config)

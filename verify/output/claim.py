@@ -29,7 +29,6 @@ import contextlib
 import fcntl
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -85,7 +84,7 @@ def _lock(path: Path, shown: str, name: str) -> int:
 def _describe_holder(handle: int) -> None:
     record = {
         "pid": os.getpid(),
-        "host": socket.gethostname(),
+        "host": os.uname().nodename,
         "since": time.strftime("%Y-%m-%d %H:%M:%S"),
         "command": " ".join(sys.argv)[:500],
     }

@@ -16,8 +16,8 @@ import io
 import json
 import math
 import os
-import re
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,30 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_all(payloads: Mapping[Path, bytes]) -> None:
+    """Write each ``payloads[path]`` to its ``path`` atomically (:func:`atomic_write_bytes`),
+    the files at once, one thread each (most of a small file's write is the wait for the
+    disk to sync it); the first error of any is raised when all are done."""
+    errors: list[BaseException] = []
+
+    def write(path: Path, payload: bytes) -> None:
+        try:
+            atomic_write_bytes(path, payload)
+        except BaseException as error:  # raised in the caller's thread below
+            errors.append(error)
+
+    threads = [
+        threading.Thread(target=write, args=(path, payload), name=f"write {Path(path).name}")
+        for path, payload in payloads.items()
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
 
 
 def jsonable(value: Any, spelled: bool = False) -> Any:
@@ -114,18 +138,18 @@ def read_json(path: Path) -> Any:
 def numeric_csv(header: Sequence[str], prefixes: Sequence[str], values: np.ndarray) -> str:
     """CSV text: ``header``, then per row ``prefixes[i]`` followed by the row of ``values``
     formatted with 17 significant digits (exact float64 round trip; a NaN as an empty
-    cell, ``inf`` spelled out). Vectorised: one formatting pass over the whole matrix."""
+    cell, ``inf`` spelled out). One ``%`` formatting of the whole matrix: a cell of
+    ``%.17g`` is digits, sign, point and exponent, ``inf`` or ``nan``, so the only
+    ``nan`` in the text are the NaN cells, which are then emptied."""
     lines = [",".join(header)]
-    if len(values):
-        body = io.StringIO()
-        np.savetxt(body, np.asarray(values, dtype=np.float64), fmt="%.17g", delimiter=",")
-        text = NAN_CELL.sub("", body.getvalue())
-        lines += [prefix + line for prefix, line in zip(prefixes, text.splitlines(), strict=True)]
+    matrix = np.asarray(values, dtype=np.float64)
+    if len(matrix):
+        matrix = matrix[:, None] if matrix.ndim == 1 else matrix
+        row = ",".join(["%.17g"] * matrix.shape[1])
+        text = "\n".join([row] * len(matrix)) % tuple(matrix.ravel().tolist())
+        text = text.replace("nan", "")
+        lines += [prefix + line for prefix, line in zip(prefixes, text.split("\n"), strict=True)]
     return "\n".join(lines) + "\n"
-
-
-#: A cell holding exactly ``nan`` in a comma-separated line.
-NAN_CELL = re.compile(r"(?<![^,\n])nan(?![^,\n])")
 
 
 def _writable_directory(path: Path, shown: str, name: str) -> None:

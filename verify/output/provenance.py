@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import platform
 import subprocess
 import sys
-import tomllib
-from importlib.metadata import PackageNotFoundError, version
+import threading
 from pathlib import Path
 from typing import Any
-
-import numpy
 
 PACKAGE = "benign-attention"
 
@@ -23,6 +22,8 @@ def package_version() -> str:
     source = source_version(Path(__file__).resolve().parents[2] / "pyproject.toml")
     if source is not None:
         return source
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(PACKAGE)
     except PackageNotFoundError:
@@ -34,14 +35,32 @@ def source_version(pyproject: Path) -> str | None:
     another project)."""
     if not pyproject.is_file():
         return None
+    import tomllib
+
     project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
     return str(project["version"]) if project.get("name") == PACKAGE else None
 
 
-@functools.cache
+#: Held while git is asked, so that a lookup started in the background is not repeated.
+_GIT_LOCK = threading.Lock()
+
+
 def git_commit() -> dict[str, Any]:
     """The commit of the source tree this package is imported from, and whether the tree
-    had uncommitted changes (``None`` outside a git checkout, e.g. an installed wheel)."""
+    had uncommitted changes (``None`` outside a git checkout, e.g. an installed wheel);
+    git is asked once a process."""
+    with _GIT_LOCK:
+        return _git_commit()
+
+
+def prefetch_git_commit() -> None:
+    """Ask git now, in a background thread (its two processes then run while the caller
+    works; :func:`git_commit` waits for the answer)."""
+    threading.Thread(target=git_commit, name="git", daemon=True).start()
+
+
+@functools.cache
+def _git_commit() -> dict[str, Any]:
     root = Path(__file__).resolve().parents[2]
 
     def git(*arguments: str) -> str | None:
@@ -64,17 +83,39 @@ def git_commit() -> dict[str, Any]:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
+def library_version(name: str) -> str:
+    """The version of library ``name`` without importing it (SciPy alone takes a quarter
+    of a second to import): the loaded module's ``__version__``; else the ``version`` its
+    package's ``version.py`` defines (where SciPy and NumPy take their ``__version__``
+    from), run on its own; else the installed distribution's; else the imported module's."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return str(module.__version__)
+    spec = importlib.util.find_spec(name)
+    if spec is not None and spec.origin is not None:
+        source = Path(spec.origin).with_name("version.py")
+        if source.is_file():
+            namespace: dict[str, Any] = {}
+            exec(compile(source.read_bytes(), str(source), "exec"), namespace)
+            if isinstance(namespace.get("version"), str):
+                return namespace["version"]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return str(importlib.import_module(name).__version__)
+
+
 def provenance() -> dict[str, Any]:
     """Package version, git commit, Python and the numeric libraries' versions, command."""
-    import scipy  # slow to import: only when a record is made
-
     record = {
         "package": PACKAGE,
         "package_version": package_version(),
         **git_commit(),
         "python": platform.python_version(),
-        "numpy": numpy.__version__,
-        "scipy": scipy.__version__,
+        "numpy": library_version("numpy"),
+        "scipy": library_version("scipy"),
         "command": " ".join(sys.argv),
     }
     for name in ("sympy", "mpmath"):  # recorded when a computation used them
@@ -84,4 +125,4 @@ def provenance() -> dict[str, Any]:
     return record
 
 
-__all__ = ["package_version", "git_commit", "provenance"]
+__all__ = ["package_version", "git_commit", "prefetch_git_commit", "library_version", "provenance"]

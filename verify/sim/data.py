@@ -23,7 +23,8 @@ import math
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -50,6 +51,7 @@ from theory.foundation.sampling import (
 from theory.foundation.validation import InvalidParameter, require
 from theory.variants.ffn import FFNReadout
 from verify.output.files import atomic_write_bytes
+from verify.runtime.threads import Job
 from verify.sim.config import RunConfig
 
 RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = range(4)
@@ -235,10 +237,31 @@ READ_CHUNK = 1 << 24
 LOCAL_HEADER = struct.Struct("<4s22xHH")
 
 
-def _stored_array(stream: io.BufferedReader, member: zipfile.ZipInfo) -> np.ndarray | None:
-    """One uncompressed ``.npy`` member read straight into its array (one copy, its
-    CRC-32 checked as ``numpy.load`` checks it); ``None`` when the member is compressed
-    or is not a plain numeric array (``numpy.load`` then reads it, and says why not)."""
+@dataclass(frozen=True)
+class StoredMember:
+    """An ``.npy`` member read straight into its array, with what its CRC-32 is checked
+    against: the checksum of its header bytes (the array's bytes follow them)."""
+
+    member: zipfile.ZipInfo
+    array: np.ndarray
+    header_crc: int
+
+    def check(self) -> None:
+        """``zipfile.BadZipFile`` unless the member's CRC-32 is the archive's, as
+        ``numpy.load`` checks it (the checksum releases the interpreter lock)."""
+        data = memoryview(self.array.reshape(-1, order="A").view(np.uint8).data)
+        checksum = self.header_crc
+        for first in range(0, len(data), READ_CHUNK):
+            checksum = zlib.crc32(data[first : first + READ_CHUNK], checksum)
+        if checksum != self.member.CRC:
+            raise zipfile.BadZipFile(f"Bad CRC-32 for file {self.member.filename!r}")
+
+
+def _stored_array(stream: io.BufferedReader, member: zipfile.ZipInfo) -> StoredMember | None:
+    """One uncompressed ``.npy`` member read straight into its array (one copy; its
+    checksum checked by :meth:`StoredMember.check`); ``None`` when the member is
+    compressed or is not a plain numeric array (``numpy.load`` then reads it, and says why
+    not)."""
     if member.compress_type != zipfile.ZIP_STORED or not member.filename.endswith(".npy"):
         return None
     stream.seek(member.header_offset)
@@ -260,36 +283,46 @@ def _stored_array(stream: io.BufferedReader, member: zipfile.ZipInfo) -> np.ndar
         return None
     array = np.empty(shape, dtype=dtype, order="F" if fortran_order else "C")
     stream.seek(start)
-    checksum = zlib.crc32(stream.read(header))
+    header_crc = zlib.crc32(stream.read(header))
     view = memoryview(array.reshape(-1, order="A").view(np.uint8).data)
     for first in range(0, array.nbytes, READ_CHUNK):
         chunk = view[first : first + READ_CHUNK]
         if stream.readinto(chunk) != len(chunk):
             raise EOFError(f"{member.filename} ends early")
-        checksum = zlib.crc32(chunk, checksum)
-    if checksum != member.CRC:
-        raise zipfile.BadZipFile(f"Bad CRC-32 for file {member.filename!r}")
-    return array
+    return StoredMember(member, array, header_crc)
 
 
-def _read_stored(path: Path) -> dict[str, np.ndarray] | None:
-    """Every array of an ``.npz`` written by ``numpy.savez`` (no compression), each read
+def _read_stored(path: Path) -> list[StoredMember] | None:
+    """Every member of an ``.npz`` written by ``numpy.savez`` (no compression), each read
     once from the file into its array; ``None`` when a member needs ``numpy.load``."""
     with zipfile.ZipFile(path) as archive:
         members = archive.infolist()
-    arrays = {}
+    stored = []
     with open(path, "rb") as stream:
         for member in members:
-            array = _stored_array(stream, member)
-            if array is None:
+            read = _stored_array(stream, member)
+            if read is None:
                 return None
-            arrays[member.filename[: -len(".npy")]] = array
-    return arrays
+            stored.append(read)
+    return stored
 
 
 def read_npz(path: str | Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` archive; any problem reading it is an
-    :class:`~theory.foundation.validation.InvalidParameter` naming ``data_from``."""
+    """Every array of an ``.npz`` archive, every checksum checked; any problem reading it
+    is an :class:`~theory.foundation.validation.InvalidParameter` naming ``data_from``."""
+    arrays, check = read_npz_checked_later(path)
+    check()
+    return arrays
+
+
+def read_npz_checked_later(
+    path: str | Path,
+) -> tuple[dict[str, np.ndarray], Callable[[], None]]:
+    """:func:`read_npz` with the checksums of the members read straight into their arrays
+    computed in a background thread while the caller checks the arrays' shapes and values:
+    the arrays are not to be used before ``check()`` (which waits for it, and raises the
+    same :class:`~theory.foundation.validation.InvalidParameter` as :func:`read_npz`)
+    returns."""
     shown = str(path)
     path = Path(path)
     require(path.exists(), "data_from", shown, "an existing .npz file (no such file)")
@@ -308,19 +341,43 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
         shown,
         "an .npz archive written by numpy.savez (this file is not a zip archive)",
     )
-    try:
+    with _read_errors(shown):
         stored = _read_stored(path)
-        if stored is not None:
-            return stored
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise InvalidParameter(
-                "data_from",
-                shown,
-                "an .npz archive (this is a single .npy array; save with numpy.savez)",
-            )
-        with loaded as archive:
-            return {key: np.asarray(archive[key]) for key in archive.files}
+        if stored is None:
+            return _load(path, shown), lambda: None
+    checksums = Job(_check_all, stored)
+
+    def check() -> None:
+        with _read_errors(shown):
+            checksums.result()
+
+    return {read.member.filename[: -len(".npy")]: read.array for read in stored}, check
+
+
+def _check_all(stored: list[StoredMember]) -> None:
+    for read in stored:
+        read.check()
+
+
+def _load(path: Path, shown: str) -> dict[str, np.ndarray]:
+    """Every array of the archive through ``numpy.load`` (which checks the checksums)."""
+    loaded = np.load(path, allow_pickle=False)
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise InvalidParameter(
+            "data_from",
+            shown,
+            "an .npz archive (this is a single .npy array; save with numpy.savez)",
+        )
+    with loaded as archive:
+        return {key: np.asarray(archive[key]) for key in archive.files}
+
+
+@contextmanager
+def _read_errors(shown: str) -> Iterator[None]:
+    """Any problem reading the archive as an
+    :class:`~theory.foundation.validation.InvalidParameter` naming ``data_from``."""
+    try:
+        yield
     except InvalidParameter:
         raise
     except ValueError as error:
@@ -476,6 +533,7 @@ __all__ = [
     "initial_weights",
     "initial_weight_blocks",
     "read_npz",
+    "read_npz_checked_later",
     "npz_shape",
     "dataset_from_arrays",
     "save_npz",

@@ -159,7 +159,7 @@ def estimated_bytes(config: RunConfig, log_points: int | None = None, runs: int 
     attention = min(config.recording.attention_test_samples, test)
     records = FLOAT * points * (3 * N + attention * m.T + HISTORY_COLUMNS)
     files = TEXT_CELL * points * (2 * N + attention * m.T)
-    pending = FLOAT * FLUSH_POINTS * (N * N + N) if traits.test_set else 0
+    pending = FLOAT * 2 * FLUSH_POINTS * (N * N + N) if traits.test_set else 0
     state = traits.state_bytes(config)
     if runs > 1:  # the set-up once: Z, C0 and the cached noise draw (3dN), a block of W0
         # and its squares (2 x 512 d), K, Gram, Q; data, records, N x N statistics per run
@@ -180,7 +180,8 @@ def log_point_bound(config: RunConfig) -> int:
 #: Columns of a history row (a bound).
 HISTORY_COLUMNS = 64
 #: Log points captured before they are completed together, each with an N x N snapshot
-#: (engines with a test set; the others evaluate a point when it is captured).
+#: (engines with a test set; the others evaluate a point when it is captured); a batch is
+#: evaluated while the next is captured, so twice this many are held.
 FLUSH_POINTS = 16
 #: Bytes a number of the attention and gap tables takes while the files are written (its
 #: text, about 24 characters, held a few times over: formatted, split into lines, joined).

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from theory.foundation.data_model import GROUP_NAMES
-from verify.output.files import atomic_write_json, atomic_write_text, numeric_csv
+from verify.output.files import atomic_write_all, json_text, numeric_csv
 from verify.output.provenance import provenance
 from verify.sim.history import BY_NAME, Column, History
 from verify.sim.simulate import RunResult
@@ -101,16 +101,16 @@ class RunWriter:
     def finish(self, result: RunResult) -> Path:
         """Write every file atomically, then remove the partial history."""
         self.close()
-        atomic_write_json(self.out / "config.json", run_record(result, self.data_file))
-        atomic_write_json(self.out / "summary.json", result.summary())
+        texts = {
+            "config.json": json_text(run_record(result, self.data_file)),
+            "summary.json": json_text(result.summary()),
+        }
         history = result.history
         if len(history):
-            atomic_write_text(
-                self.out / "history.csv",
-                numeric_csv(history.names, [""] * len(history), history.values),
-            )
-        atomic_write_text(self.out / "attention.csv", attention_table(result))
-        atomic_write_text(self.out / "gaps.csv", gap_table(result))
+            texts["history.csv"] = numeric_csv(history.names, [""] * len(history), history.values)
+        texts["attention.csv"] = attention_table(result)
+        texts["gaps.csv"] = gap_table(result)
+        atomic_write_all({self.out / name: text.encode("utf-8") for name, text in texts.items()})
         self._partial.unlink(missing_ok=True)
         return self.out
 

@@ -22,6 +22,7 @@ import numpy as np
 from theory.foundation.stability import max_stable_step
 from verify.runtime.interrupts import exit_status, reason
 from verify.runtime.progress import progress as progress_stage
+from verify.runtime.threads import Job, single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset
 from verify.sim.engines import draw_data, engine_traits, make_engine
@@ -29,6 +30,7 @@ from verify.sim.engines.base import Engine, NonFiniteError, far_scales, non_fini
 from verify.sim.history import History, Row
 from verify.sim.observables import (
     POPULATION_COLUMNS,
+    SplitMetrics,
     attention_gaps,
     head_metrics,
     query_components,
@@ -269,12 +271,31 @@ def capture(result: RunResult, engine: Observable) -> Capture:
 def complete(result: RunResult, captured: list[Capture], engine: Observable) -> list[Row]:
     """Evaluate the captured points' test logits and parameter norms (all at once), append
     the points to ``result`` and return their completed rows."""
+    return complete_rows(result, captured, evaluate(result, captured, engine), engine)
+
+
+#: One point's evaluation: its test logits, parameter norms and test-split metrics.
+Evaluated = tuple[np.ndarray, dict[str, float], SplitMetrics]
+
+
+def evaluate(result: RunResult, captured: list[Capture], engine: Observable) -> list[Evaluated]:
+    """The captured points' test logits and parameter norms (:meth:`Observable.evaluate`,
+    all at once) and their test-split metrics (:func:`test_metrics`)."""
+    evaluated = engine.evaluate([point.snapshot for point in captured])
+    return [
+        (logits, norms, test_metrics(result, logits, point.head))
+        for point, (logits, norms) in zip(captured, evaluated, strict=True)
+    ]
+
+
+def complete_rows(
+    result: RunResult, captured: list[Capture], evaluated: list[Evaluated], engine: Observable
+) -> list[Row]:
+    """Append the captured points to ``result`` with their evaluation; returns their
+    completed rows."""
     data = result.data
     rows = []
-    for point, (test_logits, norms) in zip(
-        captured, engine.evaluate([point.snapshot for point in captured]), strict=True
-    ):
-        test = test_metrics(result, test_logits, point.head)
+    for point, (test_logits, norms, test) in zip(captured, evaluated, strict=True):
         row = point.row
         row.update(
             test_loss=test.loss,
@@ -353,16 +374,35 @@ def health_warnings(config: RunConfig, row: Mapping[str, float], warned: set[str
 #: Captured log points completed together (their test logits and norms in one stacked
 #: product). A fixed count, not a time: the rounding of a stacked product depends on how
 #: many points it stacks (the traces of the norms, for one, differ in the last digit
-#: between a stack of three and one of sixteen), so batches set by the clock would make
+#: between a stack of one and one of sixteen), so batches set by the clock would make
 #: the same seed give numbers that differ in the last digits on a busy machine. A run
 #: killed outright (not by Ctrl-C or SIGTERM, which complete what was captured) loses at
-#: most this many points.
+#: most twice this many points (a batch being evaluated and the one being captured).
 FLUSH_POINTS = 16
 
 
+class Evaluation:
+    """The evaluation of a batch of captured points (:func:`evaluate`: test logits,
+    parameter norms, test-split metrics), computed in a background thread while the run
+    goes on: products and array operations that release the interpreter lock, on the
+    points' own copies of the state and on arrays the run does not change."""
+
+    def __init__(self, result: RunResult, engine: Observable, captured: list[Capture]):
+        self.captured = captured
+        self._job = Job(lambda points: evaluate(result, points, engine), captured)
+
+    def values(self) -> list[Evaluated]:
+        """Each point's evaluation (waits for the thread)."""
+        return self._job.result()
+
+
 class Recorder:
-    """Captures log points as the run reaches them and completes them in batches: every
-    :data:`FLUSH_POINTS` points, at the end, and when the run stops early."""
+    """Captures log points as the run reaches them and completes them in batches of
+    :data:`FLUSH_POINTS`, in order: a full batch is evaluated in the background
+    (:class:`Evaluation`) while the next one is captured, and completed when that one is
+    full (at fixed points of the run, so that a failure is found at the same step
+    whatever the machine's speed); at the end, and when the run stops early, everything
+    captured is completed."""
 
     def __init__(
         self,
@@ -374,25 +414,44 @@ class Recorder:
         self.result, self.engine = result, engine
         self.on_record, self.on_warning = on_record, on_warning
         self.pending: list[Capture] = []
+        self.evaluating: Evaluation | None = None
         self.warned: set[str] = set()
 
     def capture(self) -> None:
         self.pending.append(capture(self.result, self.engine))
         if len(self.pending) >= FLUSH_POINTS:
-            self.flush()
+            self._evaluate_pending()
 
     def flush(self) -> None:
-        """Complete the pending points; a non-finite quantity keeps the points up to the
-        failing one and raises :class:`NonFiniteError`."""
+        """Complete every captured point; a non-finite quantity keeps the points up to
+        the failing one, drops the rest and raises :class:`NonFiniteError`."""
+        if self.pending:
+            self._evaluate_pending()
+        if self.evaluating is not None:
+            self._complete()
+
+    def _evaluate_pending(self) -> None:
+        """Start evaluating the pending points (after completing the batch before them)."""
+        if self.evaluating is not None:
+            self._complete()
         captured, self.pending = self.pending, []
+        self.evaluating = Evaluation(self.result, self.engine, captured)
+
+    def _complete(self) -> None:
+        """Complete the batch being evaluated: its rows, streamed, checked and warned."""
+        assert self.evaluating is not None
+        evaluated = self.evaluating.values()
+        captured, self.evaluating = self.evaluating.captured, None
         start = len(self.result.history)
-        for index, row in enumerate(complete(self.result, captured, self.engine)):
+        rows = complete_rows(self.result, captured, evaluated, self.engine)
+        for index, row in enumerate(rows):
             if self.on_record:
                 self.on_record(row)
             try:
                 check_row(row, self.result.history[0])
             except NonFiniteError:
                 truncate(self.result, start + index + 1)
+                self.pending = []  # captured after the failure: dropped
                 raise
             for warning in health_warnings(self.result.config, row, self.warned):
                 self.result.warnings.append(warning)
@@ -426,7 +485,22 @@ def simulate(
     :func:`logging_steps`. ``on_record(row)`` is called for each completed log point (to
     stream the history), ``on_warning(text)`` for each warning. Ctrl-C, SIGTERM and a
     non-finite value end the run early; the result keeps every finished log point and
-    says why."""
+    says why. The run uses one BLAS thread throughout (set-up, steps and recording), so
+    that its numbers do not depend on the number of cores: a product split over threads
+    rounds differently."""
+    with single_blas_thread():
+        return _simulate(config, data, W0, progress, engine, on_record, on_warning)
+
+
+def _simulate(
+    config: RunConfig,
+    data: Dataset | ReducedData | None,
+    W0: np.ndarray | None,
+    progress: bool,
+    engine: Engine | None,
+    on_record: Callable[[Row], None] | None,
+    on_warning: Callable[[str], None] | None,
+) -> RunResult:
     started = time.perf_counter()
     data = draw_data(config) if data is None else data
     result = RunResult(config=config, data=data)
@@ -464,7 +538,7 @@ def simulate(
 def _flush_quietly(recorder: Recorder | None, result: RunResult) -> None:
     """After an early stop: complete what was captured (a second stop, or a non-finite
     value in it, keeps what is complete)."""
-    if recorder is None or not recorder.pending:
+    if recorder is None or not (recorder.pending or recorder.evaluating):
         return
     try:
         recorder.flush()

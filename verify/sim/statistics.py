@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verify.runtime.threads import ordered_map
+
 
 @dataclass(frozen=True)
 class Statistics:
@@ -71,7 +73,10 @@ class Statistics:
         K, gram = self.K, self.gram
         Mt = np.swapaxes(M, 1, 2)
         MGMt = (M @ gram) @ Mt
-        DK = (M + Mt + MGMt - a[:, :, None] * a[:, None, :]) @ K
+        D = M + np.ascontiguousarray(Mt)  # D = ((M + M^T) + M Gram M^T) - a a^T, in place
+        D += MGMt
+        D -= a[:, :, None] * a[:, None, :]
+        DK = D @ K
         squares = zip(
             np.einsum("li,ij,lj->l", a, K, a),
             np.einsum("lij,ij->l", MGMt, K),
@@ -98,6 +103,29 @@ def conserved_scale(second: float, fourth: float, d: int) -> float:
     return float(np.sqrt(d * (d * fourth + d * (d - 1) * second**2) + d * d * (d - 1) * second**2))
 
 
+BlockTerms = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]
+
+
+def block_terms(Z: np.ndarray, block: np.ndarray) -> BlockTerms:
+    r"""What a row block :math:`W_b` of :math:`W_0` adds to the set-up's sums, with
+    :math:`V_b = W_bZ` and :math:`W_bE` its first two columns: :math:`V_b^\top V_b`,
+    :math:`V_b^\top W_bE`, :math:`(W_bE)^\top W_bE`, :math:`W_b^\top V_b`,
+    :math:`W_b^\top W_bE`, and the sums of the squares and of the fourth powers of its
+    entries."""
+    V0 = block @ Z
+    W0E = block[:, :2]
+    squares = block * block
+    return (
+        V0.T @ V0,
+        V0.T @ W0E,
+        W0E.T @ W0E,
+        block.T @ V0,
+        block.T @ W0E,
+        float(squares.sum()),
+        float((squares**2).sum()),
+    )
+
+
 @dataclass(frozen=True)
 class ReducedSetup:
     """The signal-free products of one :math:`(W_0, Z)`, and :math:`Z`, :math:`C_0 = AZ`,
@@ -116,22 +144,25 @@ class ReducedSetup:
     invariant_scale: float
 
     @classmethod
-    def build(cls, Z: np.ndarray, W0_blocks: Iterable[np.ndarray]) -> ReducedSetup:
-        """One pass over the row blocks of :math:`W_0` (each ``(rows, d)``)."""
+    def build(
+        cls, Z: np.ndarray, W0_blocks: Iterable[np.ndarray], workers: int = 1
+    ) -> ReducedSetup:
+        """One pass over the row blocks of :math:`W_0` (each ``(rows, d)``); the blocks'
+        products are computed ``workers`` blocks at a time (:func:`block_terms`, each in a
+        thread of its own) and added up in the blocks' order, so the numbers do not depend
+        on ``workers``."""
         d, N = Z.shape
         P, P_E, P_EE = np.zeros((N, N)), np.zeros((N, 2)), np.zeros((2, 2))
         C0, AE = np.zeros((d, N)), np.zeros((d, 2))
         second = fourth = 0.0
-        for block in W0_blocks:
-            V0 = block @ Z
-            W0E = block[:, :2]
-            P += V0.T @ V0
-            P_E += V0.T @ W0E
-            P_EE += W0E.T @ W0E
-            C0 += block.T @ V0
-            AE += block.T @ W0E
-            squares = block * block
-            second, fourth = second + float(squares.sum()), fourth + float((squares**2).sum())
+        terms = ordered_map(lambda block: block_terms(Z, block), W0_blocks, workers)
+        for VV, VE, EE, C, CE, block_second, block_fourth in terms:
+            P += VV
+            P_E += VE
+            P_EE += EE
+            C0 += C
+            AE += CE
+            second, fourth = second + block_second, fourth + block_fourth
         scale = conserved_scale(second / d**2, fourth / d**2, d)
         return cls(
             Z=Z,

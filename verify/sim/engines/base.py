@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from verify.runtime.threads import single_blas_thread
+from verify.runtime.threads import available_cores, single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import Dataset, generate, initial_weight_blocks
 from verify.sim.gradient import Kernel
@@ -192,10 +192,16 @@ def reduced_setup(
 ) -> ReducedSetup:
     r"""The :class:`~verify.sim.statistics.ReducedSetup` of ``data``'s training tokens (all of
     each token as the noise part, no separate signal) with :math:`W_0` given or drawn from
-    the seed in row blocks; the large products run with every BLAS thread."""
+    the seed in row blocks, :data:`SETUP_WORKERS` blocks at a time (the products under
+    the caller's BLAS thread limit: :func:`verify.sim.simulate.simulate` runs with one)."""
     Z = np.ascontiguousarray(data.X_train.reshape(-1, data.d).T)
     if W0 is not None:
         blocks: Any = (W0[r : r + block_rows] for r in range(0, data.d, block_rows))
     else:
         blocks = (block for _, block in initial_weight_blocks(config, block_rows))
-    return ReducedSetup.build(Z, blocks)
+    return ReducedSetup.build(Z, blocks, workers=SETUP_WORKERS)
+
+
+#: Row blocks of :math:`W_0` whose products the set-up computes at once, each in a thread
+#: of its own (two where there are two cores: the same numbers, in about half the time).
+SETUP_WORKERS = min(2, available_cores())

@@ -205,8 +205,9 @@ class ReducedEngine(Engine):
             AB, B = self._tokens()
             u = np.einsum("lji,lj->li", M, a @ self.statistics.K.T)
             queries = a @ AB.T + u @ B.T  # (points, d)
-            flat = test.reshape(-1, self.data.d) @ queries.T  # (m T, points)
-            logits = [flat[:, k].reshape(test.shape[:2]) for k in range(len(snapshots))]
+            # (points, m T): each point's logits contiguous, the test set read once
+            flat = queries @ test.reshape(-1, self.data.d).T
+            logits = list(flat.reshape(len(snapshots), *test.shape[:2]))
         return list(zip(logits, norms, strict=True))
 
     def parameter_norms(self) -> dict[str, float]:
