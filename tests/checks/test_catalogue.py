@@ -211,3 +211,25 @@ def test_the_numbers_follow_the_evidence(tiny):
     assert trained["selects_lead"] + trained["selects_r"] > 0
     assert blank["selects_lead"] == blank["selects_r"] == 0
     assert blank["samples"] == trained["samples"]
+
+
+def test_a_disagreements_theory_numbers_come_first_and_are_computed_when_bound(tiny):
+    """The moving boundary's stage-2 numbers depend on the theory alone: computed when the
+    check is bound, shown before the numbers of the evidence."""
+    from verify.checks.catalogue.disagreements import boundary_horizons
+
+    checks, evidence = tiny
+    check = next(c for c in checks if c.id == "not-overfitting.regime-flow")
+    numbers = check.run(evidence).numbers
+    theory = boundary_horizons(_context("not-overfitting"))
+    assert list(numbers)[: len(theory)] == list(theory) and all(
+        numbers[key] == value for key, value in theory.items()
+    )
+    assert numbers["seeds"] == len(evidence("not-overfitting", "flow"))
+
+
+def _context(name: str):
+    from verify.checks.catalogue.declare import Context
+
+    claims = Claims(predictions_for(FULL))
+    return Context(name, claims.predictions[name], claims)

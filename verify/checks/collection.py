@@ -74,9 +74,16 @@ class EvidenceStore:
         self.directory = self.results.directory
         self.code = source_fingerprint()
         self.versions: dict[str, Any] | None = None
+        self._keys: dict[int, tuple[Mapping[str, Any], str]] = {}
 
     def key(self, point: Mapping[str, Any]) -> str:
-        return point_key(evidence_point, {**point, "code": self.code})
+        """The point's key (remembered for the point object: a plan gives the same point
+        objects to every caller, and a key hashes the point's canonical JSON)."""
+        known = self._keys.get(id(point))
+        if known is None or known[0] is not point:
+            known = (point, point_key(evidence_point, {**point, "code": self.code}))
+            self._keys[id(point)] = known
+        return known[1]
 
     def kept(self, plan: EvidencePlan) -> int:
         """How many of the plan's points are kept."""
@@ -95,7 +102,7 @@ class EvidenceStore:
             self.versions = provenance()
         key = self.key(point)
         record = make_record(evidence_point, key, point, outcome, self.versions)
-        self.results.save(key, record)
+        self.results.save_plain(key, record)
         return record["result"]
 
 

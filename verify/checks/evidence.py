@@ -13,8 +13,9 @@ metrics are the population's (no finite test set).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -87,10 +88,12 @@ def finished(result: Any) -> Any:
 
 def seed_group(point: Mapping[str, Any]) -> dict[str, list[Any]]:
     """Worker: for a group of seeds of one preset, drawn once each and set up once each
-    (the reduced set-up every kind of run on that seed reads), the GD runs (trained
-    together on their own statistics), the long flow runs (watching when every noisy
-    sample is fitted where the plan reads it, ``fit_time``), and those times alone
-    (:func:`fit_time`). Each kind runs on a prefix of the group's seeds."""
+    (the reduced set-up every kind of run on that seed reads; a seed whose only run is
+    the fit time's, the kernel alone, :func:`~verify.checks.setups.kernel_statistics`),
+    the GD runs (trained together on their own statistics), the long flow runs (watching
+    when every noisy sample is fitted where the plan reads it, ``fit_time``), and those
+    times alone (:func:`fit_time`). Each kind runs on a prefix of the group's seeds."""
+    from verify.checks.setups import kernel_statistics
     from verify.sim.batch import simulate_independent
     from verify.sim.data import generate
     from verify.sim.engines.base import reduced_setup
@@ -99,8 +102,11 @@ def seed_group(point: Mapping[str, Any]) -> dict[str, list[Any]]:
 
     draws = [RunConfig.from_dict(values) for values in point["draws"]]
     datas = [generate(config) for config in draws]
-    setups = [reduced_setup(c, data) for c, data in zip(draws, datas, strict=True)]
+    recorded = max(len(point["gd"]), len(point["flow"]))  # seeds whose runs record the query
+    pairs = list(zip(draws, datas, strict=True))
+    setups = [reduced_setup(c, data) for c, data in pairs[:recorded]]
     statistics = [setup.statistics() for setup in setups]
+    statistics += [kernel_statistics(c, data) for c, data in pairs[recorded:]]
 
     def flow(values: Mapping[str, Any], index: int) -> dict[str, Any]:
         config = RunConfig.from_dict(values)
@@ -112,7 +118,8 @@ def seed_group(point: Mapping[str, Any]) -> dict[str, list[Any]]:
 
     def event(values: Mapping[str, Any], index: int) -> float | None:
         config = RunConfig.from_dict(values)
-        return fit_time(config, datas[index], setups[index], statistics[index])
+        setup = setups[index] if index < recorded else None
+        return fit_time(config, datas[index], setup, statistics[index])
 
     gd_configs = [RunConfig.from_dict(values) for values in point["gd"]]
     count = len(gd_configs)
@@ -183,6 +190,11 @@ class Run:
         )
         logits = np.broadcast_to(self.logits[0], self.logits.shape).copy()
         return replace(self, history=history, logits=logits, noisy_fitted_at=None)
+
+    @cached_property
+    def final_row(self) -> dict[str, float]:
+        """The last history row (made once: the checks and their power read it often)."""
+        return {key: values[-1] for key, values in self.history.items()}
 
     def at(self, step: float) -> int:
         """Index of the log point ``step``."""
@@ -351,7 +363,20 @@ class EvidencePlan:
     def points(self) -> list[dict[str, Any]]:
         """Seed groups of :attr:`group_size` per preset (each kind on its prefix of the
         seeds; ``fit_time``: whether its long flows locate when every noisy sample is
-        fitted), then one boundary scan per scan seed."""
+        fitted), then one boundary scan per scan seed: the same point objects at every
+        call (made once per plan; read them, do not change them)."""
+        return list(_plan_points(self))
+
+    def _points(self) -> list[dict[str, Any]]:
+        bases: dict[tuple[str, str], dict[str, Any]] = {}
+
+        def config(name: str, kind: str, seed: int) -> dict[str, Any]:
+            """``self.config(name, kind, seed).to_dict()``: built once per (preset, kind);
+            the seed is the dictionary's own field, which nothing else depends on."""
+            if (name, kind) not in bases:
+                bases[(name, kind)] = self.config(name, kind, 0).to_dict()
+            return {**bases[(name, kind)], "seed": seed}
+
         groups = []
         for name in self.presets:
             total = max(self.seeds(name, kind) for kind in ("gd", "flow", "event"))
@@ -362,10 +387,10 @@ class EvidencePlan:
                         "preset": name,
                         "kind": "seeds",
                         "fit_time": name in self.path_presets,
-                        "draws": [self.config(name, "gd", seed).to_dict() for seed in seeds],
+                        "draws": [config(name, "gd", seed) for seed in seeds],
                         **{
                             kind: [
-                                self.config(name, kind, seed).to_dict()
+                                config(name, kind, seed)
                                 for seed in seeds
                                 if seed < self.seeds(name, kind)
                             ]
@@ -373,16 +398,22 @@ class EvidencePlan:
                         },
                     }
                 )
+        grid = [c.to_dict() for c in self.scan_configs(0)] if self.scan_seeds else []
         scans = [
             {
                 "preset": "benign",
                 "kind": "scan",
                 "seed": seed,
-                "configs": [c.to_dict() for c in self.scan_configs(seed)],
+                "configs": [{**values, "seed": seed} for values in grid],
             }
             for seed in range(self.scan_seeds)
         ]
         return groups + scans
+
+
+@lru_cache(maxsize=16)
+def _plan_points(plan: EvidencePlan) -> tuple[dict[str, Any], ...]:
+    return tuple(plan._points())
 
 
 @dataclass
@@ -395,9 +426,20 @@ class Evidence:
     #: Per preset, in seed order: the flow time (in steps) at which every noisy sample is
     #: fitted, or None when that does not happen within the event horizon.
     events: dict[str, list[float | None]] = field(default_factory=dict)
+    #: What :meth:`derived` computed, by key.
+    _derived: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def __call__(self, name: str, kind: str) -> list[Run]:
         return self.runs[(name, kind)]
+
+    def derived(self, key: Any, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()``, a function of this evidence named by ``key``, computed once (a
+        check's power measures it again at every trial claim); read-only."""
+        if key not in self._derived:
+            values = np.array(compute(), dtype=float)
+            values.setflags(write=False)
+            self._derived[key] = values
+        return self._derived[key]
 
     @classmethod
     def from_records(

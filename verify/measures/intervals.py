@@ -22,14 +22,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 Z95 = 1.959963984540054
 
 
+@lru_cache(maxsize=256)
 def t_quantile(dof: int) -> float:
-    """The 0.975 quantile of Student's t with ``dof`` degrees of freedom."""
+    """The 0.975 quantile of Student's t with ``dof`` degrees of freedom (remembered: a
+    check's power recomputes its interval at every trial claim)."""
     from scipy import stats
 
     return float(stats.t.ppf(0.975, dof))

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from verify.output.files import atomic_write_json, jsonable
+from verify.output.files import atomic_write_text, jsonable
 
 Worker = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
@@ -72,22 +72,42 @@ class ResultStore:
 
     def save(self, key: str, record: Mapping[str, Any]) -> None:
         """Write ``record`` with its :func:`checksum`."""
-        plain = canonical({k: v for k, v in record.items() if k != "checksum"})
-        atomic_write_json(self.path(key), {**plain, "checksum": checksum(plain)})
+        self.save_plain(key, canonical({k: v for k, v in record.items() if k != "checksum"}))
+
+    def save_plain(self, key: str, plain: Mapping[str, Any]) -> None:
+        """Write ``plain``, a record in plain JSON types already (:func:`canonical`, as
+        :func:`make_record` gives it, without a checksum), with its :func:`checksum`."""
+        atomic_write_text(self.path(key), signed_text(plain))
 
     def keys(self) -> set[str]:
         return {path.stem for path in self.directory.glob("*.json")}
 
 
-def checksum(record: Mapping[str, Any]) -> str:
-    """SHA-256 of a record's canonical JSON, its own ``checksum`` field left out."""
-    text = json.dumps(
+def checksum_text(record: Mapping[str, Any]) -> str:
+    """A record's canonical JSON (sorted keys, no spaces), its own ``checksum`` field left
+    out: the text :func:`checksum` hashes."""
+    return json.dumps(
         {k: v for k, v in record.items() if k != "checksum"},
         sort_keys=True,
         separators=(",", ":"),
         allow_nan=False,
     )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def checksum(record: Mapping[str, Any]) -> str:
+    """SHA-256 of a record's canonical JSON, its own ``checksum`` field left out."""
+    return hashlib.sha256(checksum_text(record).encode("utf-8")).hexdigest()
+
+
+def signed_text(plain: Mapping[str, Any]) -> str:
+    """The stored text of a non-empty plain record: its canonical JSON
+    (:func:`checksum_text`) with the ``checksum`` of that text added as the last field
+    (one encoding for both)."""
+    text = checksum_text(plain)
+    if not text.endswith("}") or text == "{}":
+        raise ValueError("a stored record is a non-empty JSON object")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return f'{text[:-1]},"checksum":"{digest}"}}\n'
 
 
 def record_problem(record: Any, key: str) -> str | None:
@@ -143,5 +163,7 @@ __all__ = [
     "canonical",
     "make_record",
     "checksum",
+    "checksum_text",
+    "signed_text",
     "record_problem",
 ]

@@ -137,13 +137,17 @@ class Disagreement:
     """A registered disagreement: the check ``id``, the ``mechanism`` in words (no
     measured numbers), ``numbers(context, evidence, measurement)``, a module-level
     function returning the numbers that show it, which ``template`` words, and its
-    ``registration`` (commit, date, the measurement that led to it)."""
+    ``registration`` (commit, date, the measurement that led to it). ``theory(context)``,
+    if given, returns the numbers that depend on the theory alone: evaluated once when the
+    catalogue is bound to the predictions (while the evidence is still being collected),
+    they come first among the numbers."""
 
     id: str
     mechanism: str
     numbers: Callable[..., Mapping[str, Any]]
     template: str
     registration: Registration
+    theory: Callable[[Context], Mapping[str, Any]] | None = None
 
 
 def expand(rows: Iterable[Applies], presets: Sequence[str]) -> tuple[CheckSpec, ...]:
@@ -184,22 +188,39 @@ def target_fields(target: Any) -> dict[str, Any]:
     return {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
 
 
+def theory_first(
+    theory: Mapping[str, Any], numbers: Callable[..., Mapping[str, Any]], context: Context
+) -> Callable[[Any, Measurement], dict[str, Any]]:
+    """A disagreement's numbers: ``theory`` (computed already), then
+    ``numbers(context, evidence, measurement)``."""
+
+    def both(evidence: Any, measurement: Measurement) -> dict[str, Any]:
+        return {**theory, **numbers(context, evidence, measurement)}
+
+    return both
+
+
+def registered_expectation(disagreement: Disagreement, context: Context) -> Expected:
+    """The expectation of a registered disagreement on ``context``, its theory's numbers
+    evaluated now (:attr:`Disagreement.theory`)."""
+    numbers: Callable[..., Mapping[str, Any]] = partial(disagreement.numbers, context)
+    if disagreement.theory is not None:
+        numbers = theory_first(dict(disagreement.theory(context)), disagreement.numbers, context)
+    return Expected.disagreement(
+        disagreement.mechanism,
+        numbers,
+        disagreement.template,
+        str(disagreement.registration),
+    )
+
+
 def bind(spec: CheckSpec, claims: Claims, disagreement: Disagreement | None) -> Check:
     """The runnable check: the theory's side prepared on the preset's predictions, the
     measure bound to it, and the registered expectation."""
     context = Context(spec.preset, claims.predictions[spec.preset], claims)
     kind = spec.kind
     target = kind.prepare(context, **kind.params)
-    expected = (
-        AGREE
-        if disagreement is None
-        else Expected.disagreement(
-            disagreement.mechanism,
-            partial(disagreement.numbers, context),
-            disagreement.template,
-            str(disagreement.registration),
-        )
-    )
+    expected = AGREE if disagreement is None else registered_expectation(disagreement, context)
     return Check(
         id=spec.id,
         name=kind.name.format_map({**target_fields(target), "preset": spec.preset}),
@@ -228,5 +249,7 @@ __all__ = [
     "expand",
     "registered",
     "target_fields",
+    "theory_first",
+    "registered_expectation",
     "bind",
 ]

@@ -179,18 +179,23 @@ def late_boundary(context: Context, ev: Evidence, m: Measurement) -> dict[str, A
     }
 
 
-def moving_boundary(context: Context, ev: Evidence, m: Measurement) -> dict[str, Any]:
-    """The stage-2 flow's boundary in ||mu|| at this preset's d and n at three horizons,
-    and the flows' regimes at theirs."""
+def boundary_horizons(context: Context) -> dict[str, Any]:
+    """The stage-2 flow's boundary in ||mu|| at this preset's d and n at each of
+    :data:`BOUNDARY_HORIZONS`."""
     p = context.prediction
-    runs = ev(context.preset, "flow")
     out: dict[str, Any] = {"d": p.model.d, "n": p.model.n, "mu": p.model.mu_norm}
     for label, steps in BOUNDARY_HORIZONS:
         out[label] = steps
         out[f"mu_{label}"] = benign_not_boundary(p.model, p.training, steps).value
+    return out
+
+
+def moving_boundary(context: Context, ev: Evidence, m: Measurement) -> dict[str, Any]:
+    """The flows' regimes at their horizon (after :func:`boundary_horizons`, the
+    disagreement's theory)."""
+    runs = ev(context.preset, "flow")
     regimes = regime_counts(runs)
     return {
-        **out,
         "horizon": float(runs[0].steps[-1]),
         "benign": regimes["benign"],
         "seeds": len(runs),
@@ -291,6 +296,7 @@ DISAGREEMENTS = (
         "{mu_late:.0f} at {early:.0e}, {mid:.0e}, {late:.0e} steps (this preset's "
         "{mu:.0f}); at {horizon:.0e} steps {benign} of {seeds} seeds benign",
         Registration(*FIRST),
+        theory=boundary_horizons,
     ),
     Disagreement(
         "boundary.outcome-stage1",
@@ -320,6 +326,7 @@ __all__ = [
     "noisy_switch",
     "regime_counts",
     "late_boundary",
+    "boundary_horizons",
     "moving_boundary",
     "boundary_gap",
     "FIRST",

@@ -104,7 +104,7 @@ def selection_measurement(
 
 def final_rows(runs: list[Run]) -> list[dict[str, float]]:
     """Each run's last history row."""
-    return [{key: values[-1] for key, values in run.history.items()} for run in runs]
+    return [dict(run.final_row) for run in runs]
 
 
 def crossing(mu: np.ndarray, values: np.ndarray, level: float) -> float:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -51,6 +52,14 @@ def preset_model(context: Context) -> Preset:
     return Preset(context.preset, context.prediction.model)
 
 
+@lru_cache(maxsize=1024)
+def soft_accuracy(model: DataModel, signal_logit: float, query_norm: float, seed: int) -> float:
+    """:func:`theory.stage1.predictions.soft_test_accuracy` (a Monte Carlo from a fixed
+    seed, so a function of its arguments), remembered: the power of a check moves only
+    its claim, and measures the same learned queries again at every trial claim."""
+    return soft_test_accuracy(model, signal_logit, query_norm, seed=seed)
+
+
 def learned_query_accuracies(model: DataModel, runs: list[Run], scale: float = 1.0) -> list[float]:
     r"""Per flow seed, Lemma 4.8's test accuracy (theory's finite-temperature model,
     :func:`theory.stage1.predictions.soft_test_accuracy`) at the learned query's final split into
@@ -59,7 +68,7 @@ def learned_query_accuracies(model: DataModel, runs: list[Run], scale: float = 1
     out = []
     for seed, last in enumerate(final_rows(runs)):
         beta = 0.5 * (last["q_signal_plus"] + last["q_signal_minus"]) * model.mu_norm
-        out.append(soft_test_accuracy(model, scale * beta, scale * last["q_norm"], seed=seed))
+        out.append(soft_accuracy(model, scale * beta, scale * last["q_norm"], seed))
     return out
 
 
@@ -317,6 +326,7 @@ __all__ = [
     "SLOPE_FROM_STEP",
     "Preset",
     "preset_model",
+    "soft_accuracy",
     "learned_query_accuracies",
     "measure_conditional_accuracy",
     "ArgmaxLimit",

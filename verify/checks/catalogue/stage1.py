@@ -42,11 +42,13 @@ def gap_velocity(context: Context, noisy: bool, other: str) -> GapVelocity:
 def draw_means(target: GapVelocity, ev: Evidence) -> np.ndarray:
     r"""Per GD seed, the mean over its clean (or noisy) samples of the gap velocity at
     :math:`\tau = 0`, exact from the logits after one step."""
-    return np.array(
-        [
+    key = ("draw means", target.preset, target.leader, target.other, target.noisy)
+    return ev.derived(
+        key,
+        lambda: [
             run.initial_gap_velocities(target.leader, target.other, target.noisy).mean()
             for run in ev(target.preset, "gd")
-        ]
+        ],
     )
 
 
