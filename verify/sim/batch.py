@@ -5,7 +5,8 @@ the noise level, the label noise and the initialisation); within a group the noi
 tokens and :math:`W_0` are drawn once, their products with :math:`W_0` computed once
 (:class:`~verify.sim.statistics.ReducedSetup`), and each run adds its own signal
 (:math:`\|\mu\|`, :math:`\rho`) in :math:`O(N^2)`; the runs then take their GD steps
-on :class:`~verify.sim.engines.independent.IndependentGD`. Every run is recorded exactly as
+on :class:`~verify.sim.engines.independent.IndependentGD`, two at a time on their
+matrices' common part (:func:`shared_matrices`). Every run is recorded exactly as
 :func:`verify.sim.simulate.simulate` records it, and gives the same numbers to rounding
 (the runs' test metrics come from the population, not a finite test set).
 """
@@ -29,7 +30,7 @@ from verify.sim.data import (
     signal_part,
 )
 from verify.sim.engines.base import NonFiniteError
-from verify.sim.engines.independent import IndependentGD
+from verify.sim.engines.independent import IndependentGD, SharedMatrices
 from verify.sim.engines.traits import VARIANTS
 from verify.sim.simulate import RunResult, RunStatus, check_row, logging_steps, record
 from verify.sim.statistics import ReducedSetup, Statistics
@@ -53,6 +54,31 @@ def shared_setup(config: RunConfig) -> ReducedSetup:
     train_noise, _, _ = draw_noise(noise_config(config).replace(test_size=0))
     Z = np.ascontiguousarray(train_noise.reshape(-1, config.model.d).T)
     return ReducedSetup.build(Z, (block for _, block in initial_weight_blocks(config)))
+
+
+def shared_matrices(setup: ReducedSetup, signals: np.ndarray) -> SharedMatrices:
+    r"""The runs' :math:`K` and Gram as the signal-free part and rank-4 terms, for the
+    signals ``signals`` (R, N, 2): with :math:`S` a run's signal and :math:`Z_E` the noise on
+    the signal directions (:class:`~verify.sim.statistics.ReducedSetup`),
+
+    .. math::
+
+        K = P + [P_E, S] \begin{pmatrix} 0 & I \\ I & P_{EE} \end{pmatrix} [P_E, S]^\top,
+        \qquad \mathrm{Gram} = Z^\top Z + [Z_E^\top, S]
+        \begin{pmatrix} 0 & I \\ I & I \end{pmatrix} [Z_E^\top, S]^\top."""
+    runs = signals.shape[0]
+    identity = np.eye(2)
+    K_core = np.block([[np.zeros((2, 2)), identity], [identity, setup.P_EE]])
+    gram_core = np.block([[np.zeros((2, 2)), identity], [identity, identity]])
+    S_T = np.swapaxes(signals, 1, 2)  # (R, 2, N)
+    return SharedMatrices(
+        K0=setup.P,
+        gram0=setup.gram0,
+        K_factors=np.concatenate([np.broadcast_to(setup.P_E.T, S_T.shape), S_T], axis=1),
+        K_cores=np.ascontiguousarray(np.broadcast_to(K_core, (runs, 4, 4))),
+        gram_factors=np.concatenate([np.broadcast_to(setup.Z[:2], S_T.shape), S_T], axis=1),
+        gram_cores=np.ascontiguousarray(np.broadcast_to(gram_core, (runs, 4, 4))),
+    )
 
 
 def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
@@ -86,6 +112,7 @@ def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
         np.stack([data.train_scores for data in datas]),
         np.stack([data.y_train for data in datas]),
         np.array([config.training.alpha for config in configs]),
+        shared_matrices(setup, signals),
     )
     return train_together(engine, configs, datas, started)
 
@@ -198,4 +225,5 @@ __all__ = [
     "group_by_draws",
     "shared_draws_key",
     "shared_setup",
+    "shared_matrices",
 ]
