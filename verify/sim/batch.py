@@ -8,13 +8,17 @@ tokens and :math:`W_0` are drawn once, their products with :math:`W_0` computed 
 on :class:`~verify.sim.engines.independent.IndependentGD`, two at a time on their
 matrices' common part (:func:`shared_matrices`). Every run is recorded exactly as
 :func:`verify.sim.simulate.simulate` records it, and gives the same numbers to rounding
-(the runs' test metrics come from the population, not a finite test set).
+(the runs' test metrics come from the population, not a finite test set). With the fixed
+head, which lies in the signal plane, a run's data are its labels and the scores
+:math:`\gamma = (E^\top B)^\top E^\top\nu` (:class:`SignalPlaneData`, the same numbers as
+the tokens give), so no run holds a d-sized array.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,12 +27,18 @@ from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import (
     Dataset,
+    balanced_labels,
     draw_noise,
+    example_rhos,
     generate,
     initial_weight_blocks,
     noise_config,
+    noisy_mask,
+    position_groups,
+    random_streams,
     signal_part,
 )
+from verify.sim.dfree_data import ReducedData, head_coordinates
 from verify.sim.engines.base import NonFiniteError
 from verify.sim.engines.independent import IndependentGD, SharedMatrices
 from verify.sim.engines.traits import VARIANTS
@@ -81,6 +91,50 @@ def shared_matrices(setup: ReducedSetup, signals: np.ndarray) -> SharedMatrices:
     )
 
 
+@dataclass(frozen=True)
+class SignalPlaneData(ReducedData):
+    """A batched run's data with the fixed head (:class:`~verify.sim.dfree_data.ReducedData`
+    of its draws, no tokens) and the head's coordinates ``nu`` on the signal directions."""
+
+    nu: np.ndarray | None = None
+
+
+def has_fixed_head(config: RunConfig) -> bool:
+    """The run's head is the fixed one in the signal plane and its readout linear."""
+    return config.training.head == "fixed" and config.model.readout == "linear"
+
+
+def run_signal(config: RunConfig) -> np.ndarray:
+    """The signal part of the run's training tokens on the signal directions, (N, 2), drawn
+    as :func:`verify.sim.data.generate` draws it (the labels and each example's rho)."""
+    m = config.model
+    rhos = example_rhos(random_streams(config.seed)["rho"], m.n, m)
+    return signal_part(balanced_labels(m.n), m, rhos).reshape(-1, 2)
+
+
+def signal_plane_data(config: RunConfig, statistics: Statistics) -> SignalPlaneData:
+    r"""The run's labels, flips and scores :math:`\gamma_j = \nu_1 (E^\top B)_{1j} + \nu_2
+    (E^\top B)_{2j}` from its statistics: the fixed head has no other coordinates, so these
+    are the numbers :func:`verify.sim.data.generate` gives (its tokens times the head)."""
+    m = config.model
+    y_clean = balanced_labels(m.n)
+    flipped = noisy_mask(y_clean, m, random_streams(config.seed)["flips"])
+    nu = head_coordinates(m)
+    tokens = statistics.signal_B
+    return SignalPlaneData(
+        y_train=np.where(flipped, -y_clean, y_clean),
+        y_clean=y_clean,
+        train_scores=(tokens[0] * nu[0] + tokens[1] * nu[1]).reshape(m.n, m.T),
+        groups=position_groups(m),
+        statistics=statistics,
+        d=m.d,
+        mu_plus=np.array([m.mu_norm, 0.0]),
+        mu_minus=np.array([0.0, m.mu_norm]),
+        source="generated",
+        nu=nu,
+    )
+
+
 def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
     """Train runs that share their draws (one :func:`shared_draws_key`) together."""
     first = configs[0]
@@ -100,15 +154,14 @@ def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
         )
     started = time.perf_counter()
     setup = shared_setup(first)
-    datas = [generate(config, reuse_noise=True) for config in configs]
-    signals = np.stack(
-        [
-            signal_part(np.asarray(data.y_clean), config.model, data.rho_train).reshape(-1, 2)
-            for data, config in zip(datas, configs, strict=True)
-        ]
-    )
+    signals = np.stack([run_signal(config) for config in configs])
+    statistics = [setup.statistics(S) for S in signals]
+    datas: list[Dataset | ReducedData] = [
+        signal_plane_data(config, s) if has_fixed_head(config) else generate(config, True)
+        for config, s in zip(configs, statistics, strict=True)
+    ]
     engine = IndependentGD(
-        [setup.statistics(S) for S in signals],
+        statistics,
         np.stack([data.train_scores for data in datas]),
         np.stack([data.y_train for data in datas]),
         np.array([config.training.alpha for config in configs]),
@@ -153,7 +206,7 @@ def require_same_schedule(configs: Sequence[RunConfig]) -> None:
 def train_together(
     engine: IndependentGD,
     configs: Sequence[RunConfig],
-    datas: Sequence[Dataset],
+    datas: Sequence[Dataset | ReducedData],
     started: float,
 ) -> list[RunResult]:
     """Advance ``engine``'s runs to each log point of ``configs[0]`` and record every run
@@ -226,4 +279,7 @@ __all__ = [
     "shared_draws_key",
     "shared_setup",
     "shared_matrices",
+    "signal_plane_data",
+    "run_signal",
+    "SignalPlaneData",
 ]
