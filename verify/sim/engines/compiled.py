@@ -18,7 +18,8 @@ a rank-1 update of :math:`M`.
 the next run starts, so its three matrices (0.6 MB at :math:`N = 160`) stay in the
 processor's cache; matrix-vector products read four rows at a time, and the rank-1 updates
 of :math:`M` wait in groups of four (products with :math:`M` corrected for them) so that
-:math:`M` is rewritten once per four steps.
+:math:`M` is rewritten once per four steps, in the pass of the next product with
+:math:`M^\top`.
 
 :func:`advance_shared_runs` takes runs whose matrices share a common part,
 :math:`K_r = K_0 + U_r C_r U_r^\top` and :math:`\mathrm{Gram}_r = G_0 + V_r D_r V_r^\top`
@@ -113,6 +114,38 @@ def _fold(M: np.ndarray, left: np.ndarray, right: np.ndarray, count: int) -> Non
             weight = left[k, i]
             for j in range(columns):
                 M[i, j] -= weight * right[k, j]
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _fold_transpose_times(
+    M: np.ndarray, left: np.ndarray, right: np.ndarray, vector: np.ndarray, out: np.ndarray
+) -> None:
+    """:func:`_fold` of :data:`WAITING` updates and ``out = M.T @ vector`` of the folded
+    ``M`` in one pass over ``M`` (four rows at a time; the same sums as the two apart)."""
+    rows, columns = M.shape
+    full = rows - rows % BLOCK
+    out[:] = 0.0
+    r0, r1, r2, r3 = right[0], right[1], right[2], right[3]
+    for i in range(0, full, BLOCK):
+        a0, a1, a2, a3 = left[0, i], left[1, i], left[2, i], left[3, i]
+        b0, b1, b2, b3 = left[0, i + 1], left[1, i + 1], left[2, i + 1], left[3, i + 1]
+        c0, c1, c2, c3 = left[0, i + 2], left[1, i + 2], left[2, i + 2], left[3, i + 2]
+        e0, e1, e2, e3 = left[0, i + 3], left[1, i + 3], left[2, i + 3], left[3, i + 3]
+        w0, w1, w2, w3 = vector[i], vector[i + 1], vector[i + 2], vector[i + 3]
+        for j in range(columns):
+            p, q, s, t = r0[j], r1[j], r2[j], r3[j]
+            m0 = M[i, j] - ((a0 * p + a1 * q) + (a2 * s + a3 * t))
+            m1 = M[i + 1, j] - ((b0 * p + b1 * q) + (b2 * s + b3 * t))
+            m2 = M[i + 2, j] - ((c0 * p + c1 * q) + (c2 * s + c3 * t))
+            m3 = M[i + 3, j] - ((e0 * p + e1 * q) + (e2 * s + e3 * t))
+            M[i, j], M[i + 1, j], M[i + 2, j], M[i + 3, j] = m0, m1, m2, m3
+            out[j] += (w0 * m0 + w1 * m1 + w2 * m2) + w3 * m3
+    for i in range(full, rows):
+        for j in range(columns):
+            M[i, j] -= (left[0, i] * r0[j] + left[1, i] * r1[j]) + (
+                left[2, i] * r2[j] + left[3, i] * r3[j]
+            )
+            out[j] += vector[i] * M[i, j]
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -230,8 +263,12 @@ def advance_runs(
         waiting = 0
         for step in range(steps):
             _times(K[r], a[r], Ka)
-            _transpose_times(M[r], Ka, x)
-            _correct(x, left, right, Ka, waiting)
+            if waiting == WAITING:
+                _fold_transpose_times(M[r], left, right, Ka, x)
+                waiting = 0
+            else:
+                _transpose_times(M[r], Ka, x)
+                _correct(x, left, right, Ka, waiting)
             _times(gram[r], x, logits)
             logits += Ka
             if not _all_finite(logits):
@@ -244,9 +281,6 @@ def advance_runs(
             left[waiting] = alphas[r] * a[r]
             right[waiting] = flat_h
             waiting += 1
-            if waiting == WAITING:
-                _fold(M[r], left, right, waiting)
-                waiting = 0
             a[r] -= alphas[r] * (flat_h + w)
         _fold(M[r], left, right, waiting)
 
@@ -364,8 +398,13 @@ def advance_shared_runs(
                 r = member[g]
                 if r >= 0:
                     _add_low_rank(K_factors[r], K_cores[r], state[g], Ka[g], work)
-                    _transpose_times(M[r], Ka[g], x[g])
-                    _correct(x[g], left[g], right[g], Ka[g], waiting)
+                    if waiting == WAITING:
+                        _fold_transpose_times(M[r], left[g], right[g], Ka[g], x[g])
+                    else:
+                        _transpose_times(M[r], Ka[g], x[g])
+                        _correct(x[g], left[g], right[g], Ka[g], waiting)
+            if waiting == WAITING:
+                waiting = 0
             _times_pair(gram0, x, logits)
             for g in range(TOGETHER):
                 r = member[g]
@@ -400,11 +439,6 @@ def advance_shared_runs(
                 right[g, waiting] = h[g]
                 a[r] -= alphas[r] * (h[g] + w)
             waiting += 1
-            if waiting == WAITING:
-                for g in range(TOGETHER):
-                    if member[g] >= 0:
-                        _fold(M[member[g]], left[g], right[g], waiting)
-                waiting = 0
         for g in range(TOGETHER):
             if member[g] >= 0:
                 _fold(M[member[g]], left[g], right[g], waiting)
