@@ -126,7 +126,8 @@ def _fold_transpose_times(
     full = rows - rows % BLOCK
     out[:] = 0.0
     r0, r1, r2, r3 = right[0], right[1], right[2], right[3]
-    for i in range(0, full, BLOCK):
+    # (this bound, not range(0, full, BLOCK), keeps the loop vectorised here)
+    for i in range(0, rows - BLOCK + 1, BLOCK):
         a0, a1, a2, a3 = left[0, i], left[1, i], left[2, i], left[3, i]
         b0, b1, b2, b3 = left[0, i + 1], left[1, i + 1], left[2, i + 1], left[3, i + 1]
         c0, c1, c2, c3 = left[0, i + 2], left[1, i + 2], left[2, i + 2], left[3, i + 2]
