@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from verify.experiments.settings import PhaseDiagramSettings
-from verify.sim.batch import simulate_batch, simulate_group, simulate_independent
+from verify.sim.batch import (
+    run_signal,
+    shared_setup,
+    signal_plane_data,
+    simulate_batch,
+    simulate_group,
+    simulate_independent,
+)
 from verify.sim.config import RunConfig
 from verify.sim.data import generate
 from verify.sim.engines.base import reduced_setup
@@ -114,3 +121,18 @@ def test_the_memory_estimate_of_runs_trained_together_bounds_their_peak(d, runs)
     per_run = estimated_bytes(configs[0], runs=runs + 1) - estimate
     assert per_run > 0
     assert estimated_bytes(configs[0], runs=runs + 2) - estimate == 2 * per_run
+
+
+@pytest.mark.parametrize(
+    "changes", [{}, {"rho_spread": 0.05, "seed": 3}, {"flip": "bernoulli", "eta": 0.1, "d": 120}]
+)
+def test_batched_data_with_the_fixed_head_are_the_generated_data(changes):
+    """Without tokens, a batched run's labels, flips, groups and scores are the numbers the
+    generated tokens give, bit for bit."""
+    config = small(mu_norm=8.0, **changes)
+    setup = shared_setup(config)
+    light = signal_plane_data(config, setup.statistics(run_signal(config)))
+    data = generate(config)
+    for name in ("y_train", "y_clean", "noisy", "groups", "train_scores"):
+        assert np.array_equal(getattr(light, name), getattr(data, name)), name
+    assert light.X_test.shape == (0, config.model.T, config.model.d)

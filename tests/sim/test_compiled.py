@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from verify.sim.engines.compiled import logit_gradient_into
-from verify.sim.engines.independent import IndependentGD
+from verify.sim.engines.independent import IndependentGD, SharedMatrices
 from verify.sim.kernels import logit_gradient, score_differences
 from verify.sim.statistics import Statistics
 
@@ -66,3 +66,66 @@ def test_a_run_that_stops_being_finite_stops_alone():
     alone.advance_to(60)
     np.testing.assert_array_equal(runs.a[1], alone.a[0])
     np.testing.assert_array_equal(runs.M[1], alone.M[0])
+
+
+def _shared(N: int, runs: int, seed: int):
+    """Runs whose matrices are a common part plus rank-4 terms, as their Statistics and as
+    SharedMatrices."""
+    rng = np.random.default_rng(seed)
+    base = _statistics(N, seed)
+    K_factors = rng.standard_normal((runs, 4, N))
+    gram_factors = rng.standard_normal((runs, 4, N))
+    K_cores, gram_cores = np.empty((runs, 4, 4)), np.empty((runs, 4, 4))
+    statistics = []
+    for r in range(runs):
+        C, D = rng.standard_normal((2, 4, 4))
+        K_cores[r], gram_cores[r] = C @ C.T, D @ D.T
+        U, V = K_factors[r].T, gram_factors[r].T
+        statistics.append(
+            Statistics(
+                K=base.K + U @ K_cores[r] @ U.T,
+                gram=base.gram + V @ gram_cores[r] @ V.T,
+                Q=base.Q,
+                signal_AB=base.signal_AB,
+                signal_B=base.signal_B,
+                invariant_scale=1.0,
+            )
+        )
+    shared = SharedMatrices(base.K, base.gram, K_factors, K_cores, gram_factors, gram_cores)
+    return statistics, shared
+
+
+def test_runs_on_shared_matrices_equal_runs_on_their_own():
+    """Five runs (two pairs and one alone) whose K and Gram share a common part step two at
+    a time on it: the same state as each run on its own full matrices, to 1e-12 of its scale,
+    over log points that split the waiting rank-1 updates; the run whose step size overflows
+    stops at the same step in both with its last finite state. Other low-rank terms give
+    another state (the comparison tells kernels apart)."""
+    n, T, runs = 5, 4, 5
+    statistics, shared = _shared(n * T, runs, 11)
+    rng = np.random.default_rng(4)
+    scores = rng.standard_normal((runs, n, T))
+    labels = np.where(rng.random((runs, n)) < 0.5, -1.0, 1.0)
+    alphas = np.array([1e-3, 2e-3, 1e120, 5e-4, 1e-3])
+    alone = IndependentGD(statistics, scores, labels, alphas)
+    paired = IndependentGD(statistics, scores, labels, alphas, shared)
+    for step in (3, 10, 41):
+        assert alone.advance_to(step).keys() == paired.advance_to(step).keys()
+        np.testing.assert_array_equal(alone.stopped, paired.stopped)
+        for run in range(runs):  # each run to its own scale
+            a, M = alone.a[run], alone.M[run]
+            assert np.abs(paired.a[run] - a).max() <= 1e-12 * np.abs(a).max()
+            assert np.abs(paired.M[run] - M).max() <= 1e-12 * np.abs(M).max()
+    assert alone.stopped[2] > 0 and np.all(alone.stopped[[0, 1, 3, 4]] == 0)
+    assert np.all(np.isfinite(paired.a)) and np.all(np.isfinite(paired.M))
+    other = SharedMatrices(
+        shared.K0,
+        shared.gram0,
+        shared.K_factors,
+        shared.K_cores[::-1].copy(),
+        shared.gram_factors,
+        shared.gram_cores,
+    )
+    wrong = IndependentGD(statistics, scores, labels, alphas, other)
+    wrong.advance_to(41)
+    assert np.abs(wrong.a[0] - alone.a[0]).max() > 1e-6 * np.abs(alone.a[0]).max()

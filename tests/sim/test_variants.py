@@ -4,7 +4,10 @@ alignment and scale, the noisy-gradient ratio) mean what their documentation say
 
 ``data/base_numbers.npz`` holds the numbers of :func:`base_numbers` computed by the code before
 the variants were wired in (main at commit 75f0c3b, the same machine): each variant at its base
-value must give them exactly (maximum difference 0)."""
+value must give them exactly (maximum difference 0). The batched runs' entries were computed
+again when their compiled step began to take runs two at a time on their matrices' common part
+(a change of rounding only: ``tests/sim/test_batch.py`` holds batched runs to the same runs
+alone)."""
 
 from __future__ import annotations
 

@@ -5,15 +5,20 @@ the noise level, the label noise and the initialisation); within a group the noi
 tokens and :math:`W_0` are drawn once, their products with :math:`W_0` computed once
 (:class:`~verify.sim.statistics.ReducedSetup`), and each run adds its own signal
 (:math:`\|\mu\|`, :math:`\rho`) in :math:`O(N^2)`; the runs then take their GD steps
-on :class:`~verify.sim.engines.independent.IndependentGD`. Every run is recorded exactly as
+on :class:`~verify.sim.engines.independent.IndependentGD`, two at a time on their
+matrices' common part (:func:`shared_matrices`). Every run is recorded exactly as
 :func:`verify.sim.simulate.simulate` records it, and gives the same numbers to rounding
-(the runs' test metrics come from the population, not a finite test set).
+(the runs' test metrics come from the population, not a finite test set). With the fixed
+head, which lies in the signal plane, a run's data are its labels and the scores
+:math:`\gamma = (E^\top B)^\top E^\top\nu` (:class:`SignalPlaneData`, the same numbers as
+the tokens give), so no run holds a d-sized array.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,14 +27,20 @@ from verify.runtime.threads import single_blas_thread
 from verify.sim.config import RunConfig
 from verify.sim.data import (
     Dataset,
+    balanced_labels,
     draw_noise,
+    example_rhos,
     generate,
     initial_weight_blocks,
     noise_config,
+    noisy_mask,
+    position_groups,
+    random_streams,
     signal_part,
 )
+from verify.sim.dfree_data import ReducedData, head_coordinates
 from verify.sim.engines.base import NonFiniteError
-from verify.sim.engines.independent import IndependentGD
+from verify.sim.engines.independent import IndependentGD, SharedMatrices
 from verify.sim.engines.traits import VARIANTS
 from verify.sim.simulate import RunResult, RunStatus, check_row, logging_steps, record
 from verify.sim.statistics import ReducedSetup, Statistics
@@ -55,6 +66,75 @@ def shared_setup(config: RunConfig) -> ReducedSetup:
     return ReducedSetup.build(Z, (block for _, block in initial_weight_blocks(config)))
 
 
+def shared_matrices(setup: ReducedSetup, signals: np.ndarray) -> SharedMatrices:
+    r"""The runs' :math:`K` and Gram as the signal-free part and rank-4 terms, for the
+    signals ``signals`` (R, N, 2): with :math:`S` a run's signal and :math:`Z_E` the noise on
+    the signal directions (:class:`~verify.sim.statistics.ReducedSetup`),
+
+    .. math::
+
+        K = P + [P_E, S] \begin{pmatrix} 0 & I \\ I & P_{EE} \end{pmatrix} [P_E, S]^\top,
+        \qquad \mathrm{Gram} = Z^\top Z + [Z_E^\top, S]
+        \begin{pmatrix} 0 & I \\ I & I \end{pmatrix} [Z_E^\top, S]^\top."""
+    runs = signals.shape[0]
+    identity = np.eye(2)
+    K_core = np.block([[np.zeros((2, 2)), identity], [identity, setup.P_EE]])
+    gram_core = np.block([[np.zeros((2, 2)), identity], [identity, identity]])
+    S_T = np.swapaxes(signals, 1, 2)  # (R, 2, N)
+    return SharedMatrices(
+        K0=setup.P,
+        gram0=setup.gram0,
+        K_factors=np.concatenate([np.broadcast_to(setup.P_E.T, S_T.shape), S_T], axis=1),
+        K_cores=np.ascontiguousarray(np.broadcast_to(K_core, (runs, 4, 4))),
+        gram_factors=np.concatenate([np.broadcast_to(setup.Z[:2], S_T.shape), S_T], axis=1),
+        gram_cores=np.ascontiguousarray(np.broadcast_to(gram_core, (runs, 4, 4))),
+    )
+
+
+@dataclass(frozen=True)
+class SignalPlaneData(ReducedData):
+    """A batched run's data with the fixed head (:class:`~verify.sim.dfree_data.ReducedData`
+    of its draws, no tokens) and the head's coordinates ``nu`` on the signal directions."""
+
+    nu: np.ndarray | None = None
+
+
+def has_fixed_head(config: RunConfig) -> bool:
+    """The run's head is the fixed one in the signal plane and its readout linear."""
+    return config.training.head == "fixed" and config.model.readout == "linear"
+
+
+def run_signal(config: RunConfig) -> np.ndarray:
+    """The signal part of the run's training tokens on the signal directions, (N, 2), drawn
+    as :func:`verify.sim.data.generate` draws it (the labels and each example's rho)."""
+    m = config.model
+    rhos = example_rhos(random_streams(config.seed)["rho"], m.n, m)
+    return signal_part(balanced_labels(m.n), m, rhos).reshape(-1, 2)
+
+
+def signal_plane_data(config: RunConfig, statistics: Statistics) -> SignalPlaneData:
+    r"""The run's labels, flips and scores :math:`\gamma_j = \nu_1 (E^\top B)_{1j} + \nu_2
+    (E^\top B)_{2j}` from its statistics: the fixed head has no other coordinates, so these
+    are the numbers :func:`verify.sim.data.generate` gives (its tokens times the head)."""
+    m = config.model
+    y_clean = balanced_labels(m.n)
+    flipped = noisy_mask(y_clean, m, random_streams(config.seed)["flips"])
+    nu = head_coordinates(m)
+    tokens = statistics.signal_B
+    return SignalPlaneData(
+        y_train=np.where(flipped, -y_clean, y_clean),
+        y_clean=y_clean,
+        train_scores=(tokens[0] * nu[0] + tokens[1] * nu[1]).reshape(m.n, m.T),
+        groups=position_groups(m),
+        statistics=statistics,
+        d=m.d,
+        mu_plus=np.array([m.mu_norm, 0.0]),
+        mu_minus=np.array([0.0, m.mu_norm]),
+        source="generated",
+        nu=nu,
+    )
+
+
 def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
     """Train runs that share their draws (one :func:`shared_draws_key`) together."""
     first = configs[0]
@@ -74,18 +154,18 @@ def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
         )
     started = time.perf_counter()
     setup = shared_setup(first)
-    datas = [generate(config, reuse_noise=True) for config in configs]
-    signals = np.stack(
-        [
-            signal_part(np.asarray(data.y_clean), config.model, data.rho_train).reshape(-1, 2)
-            for data, config in zip(datas, configs, strict=True)
-        ]
-    )
+    signals = np.stack([run_signal(config) for config in configs])
+    statistics = [setup.statistics(S) for S in signals]
+    datas: list[Dataset | ReducedData] = [
+        signal_plane_data(config, s) if has_fixed_head(config) else generate(config, True)
+        for config, s in zip(configs, statistics, strict=True)
+    ]
     engine = IndependentGD(
-        [setup.statistics(S) for S in signals],
+        statistics,
         np.stack([data.train_scores for data in datas]),
         np.stack([data.y_train for data in datas]),
         np.array([config.training.alpha for config in configs]),
+        shared_matrices(setup, signals),
     )
     return train_together(engine, configs, datas, started)
 
@@ -126,7 +206,7 @@ def require_same_schedule(configs: Sequence[RunConfig]) -> None:
 def train_together(
     engine: IndependentGD,
     configs: Sequence[RunConfig],
-    datas: Sequence[Dataset],
+    datas: Sequence[Dataset | ReducedData],
     started: float,
 ) -> list[RunResult]:
     """Advance ``engine``'s runs to each log point of ``configs[0]`` and record every run
@@ -198,4 +278,8 @@ __all__ = [
     "group_by_draws",
     "shared_draws_key",
     "shared_setup",
+    "shared_matrices",
+    "signal_plane_data",
+    "run_signal",
+    "SignalPlaneData",
 ]

@@ -21,9 +21,12 @@ address-space limit leaves and what the control group's limit leaves
 
 Runs trained together on shared draws (:func:`verify.sim.batch.simulate_group`: one
 :math:`W_0` and noise, many :math:`\|\mu\|`) share the :math:`d`-sized set-up (plus the
-cached noise draw, :math:`dN`, and the squares of a block of :math:`W_0`, :math:`512\,d`)
-and each hold their own data, records and :math:`K`, Gram, :math:`Q`, :math:`M`
-(:math:`4N^2`).
+noise draw, :math:`dN`, and the squares of a block of :math:`W_0`, :math:`512\,d`), its
+:math:`N \times N` products and the recording's :math:`N \times N` temporaries
+(:math:`7N^2`), and each hold their records, :math:`K`, Gram, :math:`Q`, the copies of
+:math:`K` and Gram the steps read and :math:`M` (:math:`6N^2`), the score differences
+(:math:`nT^2`) and, unless the head is the fixed one (whose scores need no tokens), their
+tokens.
 
 A run whose estimate exceeds the memory available now is refused before any work, with
 the parameter whose value drives the estimate named in the message.
@@ -161,10 +164,13 @@ def estimated_bytes(config: RunConfig, log_points: int | None = None, runs: int 
     files = TEXT_CELL * points * (2 * N + attention * m.T)
     pending = FLOAT * 2 * FLUSH_POINTS * (N * N + N) if traits.test_set else 0
     state = traits.state_bytes(config)
-    if runs > 1:  # the set-up once: Z, C0 and the cached noise draw (3dN), a block of W0
-        # and its squares (2 x 512 d), K, Gram, Q; data, records, N x N statistics per run
-        shared = FLOAT * (3 * d * N + 2 * 512 * d + 3 * N * N)
-        return int(shared + runs * (data + records + FLOAT * 4 * N * N))
+    if runs > 1:  # the set-up once: Z, C0 and the noise draw (3dN), a block of W0 and its
+        # squares (2 x 512 d), its N x N products and the recording's temporaries (7 N^2);
+        # per run: tokens (unless the head is fixed), records, 6 N^2 and score differences
+        shared = FLOAT * (3 * d * N + 2 * 512 * d + 7 * N * N)
+        fixed = config.training.head == "fixed" and m.readout == "linear"
+        tokens = 0 if fixed else data
+        return int(shared + runs * (tokens + records + FLOAT * (6 * N * N + m.n * m.T**2)))
     # the engine's arrays are freed when the run ends, before the files are written
     return int(data + records + max(state + pending, files))
 

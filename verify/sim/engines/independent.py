@@ -10,10 +10,13 @@ and its state :math:`(a_r, M_r)`, and takes the reduced engine's GD step
     M_r \leftarrow M_r - \alpha_r\, a_r h_r^\top,
 
 in :func:`verify.sim.engines.compiled.advance_runs`: a run takes all its steps with its
-matrices in the processor's cache, without a Python call per step. Runs that share their
-draws (:func:`verify.sim.batch.simulate_group`: one :math:`W_0` and noise, many
-:math:`\|\mu\|`), seeds of the d-free engine, or seeds of the reduced engine (from each
-seed's :class:`~verify.sim.statistics.ReducedSetup`) run this way; each run is recorded
+matrices in the processor's cache, without a Python call per step. Seeds of the d-free
+engine, or seeds of the reduced engine (from each seed's
+:class:`~verify.sim.statistics.ReducedSetup`) run this way. Runs that share their draws
+(:func:`verify.sim.batch.simulate_group`: one :math:`W_0` and noise, many
+:math:`\|\mu\|`) also give their matrices' common part (:class:`SharedMatrices`), and
+step two at a time on it (:func:`verify.sim.engines.compiled.advance_shared_runs`). Each
+run is recorded
 through :class:`IndependentRunView`, which answers what :func:`verify.sim.simulate.record`
 asks (the query through its moments, no finite test set).
 """
@@ -21,6 +24,7 @@ asks (the query through its moments, no finite test set).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,9 +35,23 @@ from verify.sim.kernels import logit_gradient, score_differences
 from verify.sim.statistics import Statistics
 
 
+@dataclass(frozen=True)
+class SharedMatrices:
+    r"""The runs' matrices as a common part and low-rank terms:
+    :math:`K_r = K_0 + U_r C_r U_r^\top`, :math:`\mathrm{Gram}_r = G_0 + V_r D_r V_r^\top`."""
+
+    K0: np.ndarray  # (N, N)
+    gram0: np.ndarray  # (N, N)
+    K_factors: np.ndarray  # U_r^T, (R, k, N)
+    K_cores: np.ndarray  # C_r, (R, k, k)
+    gram_factors: np.ndarray  # V_r^T, (R, k, N)
+    gram_cores: np.ndarray  # D_r, (R, k, k)
+
+
 class IndependentGD:
     """GD for runs with ``statistics`` (one per run), scores (R, n, T), labels (R, n) and
-    step sizes (R,)."""
+    step sizes (R,); ``shared``: the same matrices as a common part and low-rank terms (the
+    runs then step two at a time)."""
 
     name = "independent"
 
@@ -43,8 +61,10 @@ class IndependentGD:
         scores: np.ndarray,
         labels: np.ndarray,
         alphas: np.ndarray,
+        shared: SharedMatrices | None = None,
     ):
         self.statistics = list(statistics)
+        self.shared = shared
         self.K = np.stack([s.K for s in self.statistics])
         self.gram = np.stack([s.gram for s in self.statistics])
         self.scores = np.ascontiguousarray(scores, dtype=np.float64)
@@ -67,23 +87,27 @@ class IndependentGD:
     def advance_to(self, step: float) -> dict[int, str]:
         """Run every run until ``step`` GD steps are done; the runs that stopped in these
         steps (training logits not finite) and why."""
-        from verify.sim.engines.compiled import advance_runs
+        from verify.sim.engines.compiled import advance_runs, advance_shared_runs
 
         steps = max(int(step) - self.steps_done, 0)
         running = self.stopped == 0
-        advance_runs(
-            self.K,
-            self.gram,
-            self.a,
-            self.M,
-            self.scores,
-            self.differences,
-            self.labels,
-            self.alphas,
-            self.steps_done,
-            steps,
-            self.stopped,
-        )
+        state = (self.a, self.M, self.scores, self.differences, self.labels, self.alphas)
+        shared = self.shared
+        if shared is None:
+            advance_runs(self.K, self.gram, *state, self.steps_done, steps, self.stopped)
+        else:
+            advance_shared_runs(
+                shared.K0,
+                shared.gram0,
+                shared.K_factors,
+                shared.K_cores,
+                shared.gram_factors,
+                shared.gram_cores,
+                *state,
+                self.steps_done,
+                steps,
+                self.stopped,
+            )
         self.steps_done += steps
         return {
             int(run): non_finite_message("training logits", self.stopped[run] - 1)
@@ -157,4 +181,4 @@ class IndependentRunView:
         return self.statistics.parameter_norms(*self.state())
 
 
-__all__ = ["IndependentGD", "IndependentRunView"]
+__all__ = ["IndependentGD", "IndependentRunView", "SharedMatrices"]
