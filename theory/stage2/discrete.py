@@ -319,8 +319,8 @@ class Stepper:
     half and the sign changes are exact, so it equals :func:`logit_gradient`'s
     :math:`-\tfrac12(1 - \tanh(\tfrac12\varsigma\bar f))\,\varsigma/n`.
 
-    ``a``, ``L``, ``pi`` (and ``b``, ``B`` with the :math:`W_0` ``channel``) hold the
-    state; :meth:`compute_forces` fills ``w``, ``g``, ``start``, ``kernel`` and
+    ``a``, ``L``, ``pi``, ``tau`` (and ``b``, ``B`` with the :math:`W_0` ``channel``) hold
+    the state; :meth:`compute_forces` fills ``w``, ``g``, ``start``, ``kernel`` and
     ``a_dot_h`` for it, :meth:`update` then takes the step."""
 
     def __init__(self, table: Table, alpha: float, state: MapState, channel: bool) -> None:
@@ -350,6 +350,8 @@ class Stepper:
         self.product, self.outer = empty((batch, size, 1)), empty(self.L.shape)
         self.a_dot_h, self.w_kernel, self.per_member = (empty(batch) for _ in range(3))
         self.scaled_a_dot_h = empty((batch, 2))
+        self.tau = state.tau.copy()
+        self._forces = Forces(self.w, self.g, self.start, self.kernel, self.a_dot_h)
         self._views(batch, K, S, cells)
 
     def _views(self, batch: int, K: int, S: int, cells: int) -> None:
@@ -371,16 +373,20 @@ class Stepper:
         self.a_dot_h_twice_alpha = self.scaled_a_dot_h[:, 1]
 
     def forces(self) -> Forces:
-        """The forces :meth:`compute_forces` filled (views of the buffers: valid until
+        """The forces :meth:`compute_forces` filled (the buffers themselves: valid until
         the next step)."""
-        return Forces(self.w, self.g, self.start, self.kernel, self.a_dot_h)
+        return self._forces
 
     def _gradient(self) -> None:
         """:func:`logit_gradient` into ``h`` (and ``output``)."""
         t, top, factor = self.table, self.top, self.factor
         e, p, output = self.e, self.p, self.output
-        np.copyto(top, self.slots[0])  # the largest logit of each row (exact in any order)
-        for slot in self.slots[1:]:
+        slots = self.slots  # the largest logit of each row (a maximum is exact in any order)
+        if len(slots) == 1:
+            np.copyto(top, slots[0])
+        else:
+            np.maximum(slots[0], slots[1], out=top)
+        for slot in slots[2:]:
             np.maximum(top, slot, out=top)
         np.subtract(self.z, self.top_, out=e)
         np.exp(e, out=e)
@@ -451,6 +457,7 @@ class Stepper:
         np.subtract(pi, self.a_dot_h_twice_alpha, out=pi)
         np.multiply(alpha_sq, self.w_kernel, out=self.w_kernel)
         np.add(pi, self.w_kernel, out=pi)
+        np.add(self.tau, alpha, out=self.tau)
 
     def _update_channel(self) -> None:
         r""":math:`b' = b + \alpha^2 Bw - \alpha\,` start, :math:`B' = B + b\otimes g`."""
@@ -524,29 +531,29 @@ def _map(table, alpha, horizon, lead, observe, until_led, handing_over, tracks_q
     quiet = np.zeros(batch, dtype=int)
     first = np.full(batch, math.inf if lead else math.nan)
     before = np.empty((batch, cells))
-    steps, tau = 0, 0.0
+    steps = 0
     while steps < horizon and not (until_led and np.all(np.isfinite(first))):
         if handing_over and np.all(quiet >= QUIET_STEPS):
             break
         stepper.compute_forces()
         if observe:
-            observe(_state(stepper, tau, steps), stepper.forces())
+            observe(_state(stepper, steps), stepper.forces())
         if tracks_quiet:
             np.copyto(before, stepper.a[:, :cells])
         stepper.update()
-        steps, tau = steps + 1, tau + alpha
+        steps += 1
         if tracks_quiet:
             moved = np.abs(stepper.a[:, :cells] - before).max(axis=1)
             quiet = np.where(moved < SETTLED, quiet + 1, 0)
         if lead:
             _record(first, lead(table, stepper.a), float(steps))
-    return _state(stepper, tau, steps), first, quiet >= QUIET_STEPS
+    return _state(stepper, steps), first, quiet >= QUIET_STEPS
 
 
-def _state(stepper: Stepper, tau: float, steps: int) -> MapState:
-    """The stepper's state (its buffers) after ``steps`` steps, at flow time ``tau``."""
+def _state(stepper: Stepper, steps: int) -> MapState:
+    """The stepper's state (its buffers) after ``steps`` steps."""
     s = stepper
-    return MapState(s.a, s.L, s.pi, np.full(s.table.batch, tau), s.b, s.B, steps)
+    return MapState(s.a, s.L, s.pi, s.tau, s.b, s.B, steps)
 
 
 def evolve(

@@ -117,5 +117,5 @@ def test_the_in_place_stepper_is_the_step_bit_for_bit():
             for _ in range(200):
                 stepper.compute_forces()
                 stepper.update()
-            for name in ("a", "L", "pi", "b", "B"):
+            for name in ("a", "L", "pi", "tau", "b", "B"):
                 np.testing.assert_array_equal(getattr(stepper, name), getattr(expected, name))
