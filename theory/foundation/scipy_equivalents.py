@@ -1,7 +1,8 @@
-r"""Three SciPy routines the predictions call, in plain Python and NumPy, operation for
-operation as SciPy's compiled code performs them (IEEE double arithmetic in the same order,
-the same constants), so they return SciPy's numbers bit for bit without importing SciPy,
-whose import costs more than a prediction that needs these routines:
+r"""SciPy's quad, brentq and ndtr in plain Python and NumPy, with SciPy's numbers bit for bit.
+
+They follow SciPy's compiled code operation for operation (IEEE double arithmetic in the
+same order, the same constants), so a prediction that needs them does not import SciPy,
+whose import costs more than the prediction:
 
 * :func:`quad`: ``scipy.integrate.quad`` on a finite interval, QUADPACK's QAGS
   (Piessens, de Doncker-Kapenga, Ueberhuber, Kahaner 1983): 21-point Gauss-Kronrod rules on
