@@ -2,15 +2,18 @@
 in one process (a call after the first, over presets and settings it has not seen), and
 ``python -m verify predict`` as a whole command (a fresh interpreter: imports included).
 
-    python benchmarks/predict_timing.py [--baseline 75f0c3b] [--rounds 3] \
+    python benchmarks/predict_timing.py [--baseline 0087128] [--rounds 3] \
         [--out benchmarks/results/predict_timing.json]
 
-The baseline is the package at ``--baseline`` (a commit of this repository, extracted with
-``git archive`` into a temporary directory); both run in subprocesses with ``PYTHONPATH``
-set to their own tree, alternately, ``--rounds`` times, so that the machine's load falls on
-both alike. CPU seconds (``RUSAGE_CHILDREN``) are reported with the wall seconds and the
-load average; the ratio is baseline over current (larger is faster). Targets: under 50 ms a
-call after the first, the command under 1 s.
+The baseline is the package at ``--baseline``: a commit of this repository (extracted with
+``git archive`` into a temporary directory) or a directory holding a tree. Both trees'
+modules are compiled to bytecode first (as an installed package has them, whatever
+``PYTHONDONTWRITEBYTECODE`` says); both run in subprocesses with ``PYTHONPATH`` set to
+their own tree, alternately, ``--rounds`` times, so that the machine's load falls on both
+alike. CPU seconds (``RUSAGE_CHILDREN``; ``time.process_time`` for the calls) are reported
+with the wall seconds and the load average; the ratio is baseline over current (larger is
+faster), per setting and for the median call. Targets: under 50 ms a call after the first,
+the command under 1 s.
 """
 
 from __future__ import annotations
@@ -30,16 +33,28 @@ from verify.output.provenance import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: Settings of the calls after the first (each not seen before; some share the first's
+#: boundaries: their ||mu|| alone differs).
+CASES = [
+    ("harmful", {}),
+    ("benign", {}),
+    ("not-overfitting", {}),
+    ("benign", {"mu_norm": 30.0}),
+    ("benign", {"d": 4000}),
+    ("harmful", {"mu_norm": 7.0}),
+    ("benign", {"n": 40}),
+]
 #: Calls of ``verify.predict`` after a first one: each on a setting not seen before.
-IN_PROCESS = """
+IN_PROCESS = (
+    f"CASES = {CASES!r}\n"
+    + """
 import json, sys, time
 from verify.prediction import predict
 from verify.sim.config import preset
 started = time.process_time()
 predict(preset("benign", mu_norm=19.0))
 first = time.process_time() - started
-cases = [("harmful", {}), ("benign", {}), ("not-overfitting", {}), ("benign", {"mu_norm": 30.0}),
-         ("benign", {"d": 4000}), ("harmful", {"mu_norm": 7.0}), ("benign", {"n": 40})]
+cases = CASES
 times = []
 for name, changes in cases:
     started = time.process_time()
@@ -47,6 +62,7 @@ for name, changes in cases:
     times.append(time.process_time() - started)
 print(json.dumps({"first": first, "after_first": times}))
 """
+)
 
 
 def children_cpu() -> float:
@@ -63,6 +79,18 @@ def extract(commit: str, into: Path) -> Path:
     with tarfile.open(archive) as tar:
         tar.extractall(into / "tree", filter="data")
     return into / "tree"
+
+
+def compile_tree(tree: Path) -> None:
+    """Bytecode for the tree's packages (``compileall``), as an installed package has it."""
+    packages = [str(tree / name) for name in ("theory", "verify")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+
+
+def baseline_tree(baseline: str, scratch: Path) -> Path:
+    """The baseline's tree: a directory as it is, else the commit extracted."""
+    return Path(baseline) if Path(baseline).is_dir() else extract(baseline, scratch)
 
 
 def run(tree: Path, arguments: list[str]) -> tuple[float, float, str]:
@@ -94,7 +122,8 @@ def measure(tree: Path) -> dict:
 
 
 def summary(rounds: list[dict]) -> dict:
-    """Medians over rounds (the per-call time: median over calls, then over rounds)."""
+    """Medians over rounds (the per-call time: median over calls, then over rounds; and
+    each setting's median over rounds)."""
     import statistics
 
     def median(key: str) -> float:
@@ -105,30 +134,53 @@ def summary(rounds: list[dict]) -> dict:
         "command_cpu": median("command_cpu"),
         "first_call_cpu": median("first_call_cpu"),
         "call_cpu": statistics.median(statistics.median(r["after_first_cpu"]) for r in rounds),
+        "per_setting_cpu": [
+            statistics.median(r["after_first_cpu"][i] for r in rounds) for i in range(len(CASES))
+        ],
     }
+
+
+def setting_name(case: tuple[str, dict]) -> str:
+    name, changes = case
+    return name + "".join(f" {key}={value:g}" for key, value in changes.items())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--baseline", default="75f0c3b")
+    parser.add_argument("--baseline", default="0087128", help="a commit or a directory")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default="benchmarks/results/predict_timing.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        trees = {"baseline": extract(args.baseline, Path(scratch)), "current": ROOT}
+        trees = {"baseline": baseline_tree(args.baseline, Path(scratch)), "current": ROOT}
+        for tree in trees.values():
+            compile_tree(tree)
         rounds: dict[str, list[dict]] = {name: [] for name in trees}
         for _ in range(args.rounds):
             for name, tree in trees.items():
                 rounds[name].append(measure(tree))
     medians = {name: summary(values) for name, values in rounds.items()}
-    ratios = {key: medians["baseline"][key] / medians["current"][key] for key in medians["current"]}
+    base, current = medians["baseline"], medians["current"]
+    ratios = {key: base[key] / current[key] for key in current if key != "per_setting_cpu"}
+    ratios["per_setting_cpu"] = [
+        b / c for b, c in zip(base["per_setting_cpu"], current["per_setting_cpu"], strict=True)
+    ]
     for name, values in medians.items():
         print(
             f"{name:>9}: command {values['command_wall']:.2f} s wall, "
             f"{values['command_cpu']:.2f} s CPU; first call {values['first_call_cpu']:.3f} s; "
-            f"a call after the first {1e3 * values['call_cpu']:.1f} ms CPU"
+            f"a call after the first {1e3 * values['call_cpu']:.1f} ms CPU (median)"
         )
-    print("ratio (baseline / current): " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
+    for i, case in enumerate(CASES):
+        print(
+            f"  {setting_name(case):<22} baseline {1e3 * base['per_setting_cpu'][i]:7.1f} ms, "
+            f"current {1e3 * current['per_setting_cpu'][i]:7.1f} ms, "
+            f"ratio {ratios['per_setting_cpu'][i]:.2f}"
+        )
+    print(
+        "ratio (baseline / current): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items() if k != "per_setting_cpu")
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(

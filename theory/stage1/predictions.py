@@ -17,10 +17,10 @@ import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import integrate, optimize
 
 from theory.foundation.data_model import DataModel, Training
 from theory.foundation.numerics import normal_cdf, normal_pdf
+from theory.foundation.scipy_equivalents import brentq, quad
 from theory.stage1.kernels import KERNELS
 
 #: Constants of the predictions (exposed so that users holding the paper can plug in its
@@ -93,7 +93,7 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
             return value
 
         # A probability: quadrature error must not take it above 1.
-        out[g] = min(integrate.quad(density, -12.0, 12.0, limit=200)[0], 1.0)
+        out[g] = min(quad(density, -12.0, 12.0, limit=200), 1.0)
     return out
 
 
@@ -189,15 +189,48 @@ def argmax_test_accuracy(model: DataModel, z: float) -> float:
 
 @functools.lru_cache(maxsize=8)
 def _standard_normals(samples: int, columns: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The draws of :func:`soft_test_accuracy` (they depend on the token count only: kept,
-    read-only)."""
+    """The draws of :func:`soft_test_accuracy`, token by token (``columns`` rows of
+    ``samples``: the (samples, columns) draws of ``seed`` transposed); they depend on the
+    token count only: kept, read-only."""
     rng = np.random.default_rng(seed)
     logits, scores = (
-        rng.standard_normal((samples, columns)),
-        rng.standard_normal((samples, columns)),
+        np.ascontiguousarray(rng.standard_normal((samples, columns)).T),
+        np.ascontiguousarray(rng.standard_normal((samples, columns)).T),
     )
     logits.flags.writeable = scores.flags.writeable = False
     return logits, scores
+
+
+#: Rows summed in one block by :func:`_token_sum` (NumPy's pairwise-summation block).
+_PAIRWISE_BLOCK = 128
+
+
+def _token_sum(rows: np.ndarray) -> np.ndarray:
+    """The sum over the first axis, in the order NumPy's pairwise summation adds a
+    contiguous row (so it equals ``rows.T.sum(axis=1)`` bit for bit, one whole row of
+    ``rows`` at a time): fewer than 8 terms in turn; up to :data:`_PAIRWISE_BLOCK` in
+    eight running sums combined as a tree, the rest in turn; more, halved (the first
+    half a multiple of 8) and each half summed so."""
+    count = rows.shape[0]
+    if count < 8:
+        total = np.zeros(rows.shape[1:])
+        for row in rows:
+            total += row
+        return total
+    if count > _PAIRWISE_BLOCK:
+        half = count // 2
+        half -= half % 8
+        return _token_sum(rows[:half]) + _token_sum(rows[half:])
+    sums = rows[:8].copy()
+    full = count - count % 8
+    for start in range(8, full, 8):
+        sums += rows[start : start + 8]
+    total = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + (
+        (sums[4] + sums[5]) + (sums[6] + sums[7])
+    )
+    for row in rows[full:]:
+        total += row
+    return total
 
 
 def soft_test_accuracy(
@@ -213,16 +246,33 @@ def soft_test_accuracy(
     the draws, which depend on T only, are kept between calls). Tends to
     :func:`argmax_test_accuracy` as :math:`\sigma_\epsilon\|q\| \to \infty` at fixed
     :math:`\beta/(\sigma_\epsilon\|q\|)`."""
+    return soft_test_accuracies(model, [signal_logit], query_norm, samples, seed)[0]
+
+
+def soft_test_accuracies(
+    model: DataModel,
+    signal_logits: list[float],
+    query_norm: float,
+    samples: int = 20000,
+    seed: int = 0,
+) -> list[float]:
+    r""":func:`soft_test_accuracy` at each of ``signal_logits`` (one query norm), on the
+    same draws: the token noise :math:`\sigma_\epsilon\|q\|\xi` and the scores are
+    formed once."""
     tokens = [model.groups[code] for code in model.position_groups]
-    mean_logit = np.array([g.signal * signal_logit for g in tokens])
     mean_score = np.array([model.gamma0 * g.score for g in tokens])
     xi, zeta = _standard_normals(int(samples), len(tokens), int(seed))
-    logits = mean_logit + model.sigma_eps * query_norm * xi
-    scores = mean_score + model.score_noise * zeta
-    logits -= logits.max(axis=1, keepdims=True)
-    weights = np.exp(logits)
-    outputs = (weights * scores).sum(axis=1) / weights.sum(axis=1)
-    return float(np.mean(outputs > 0))
+    noise = model.sigma_eps * query_norm * xi
+    scores = mean_score[:, None] + model.score_noise * zeta
+    accuracies = []
+    for signal_logit in signal_logits:
+        mean_logit = np.array([g.signal * signal_logit for g in tokens])
+        weights = mean_logit[:, None] + noise
+        weights -= np.maximum.reduce(weights, axis=0)
+        np.exp(weights, out=weights)
+        outputs = _token_sum(weights * scores) / _token_sum(weights)
+        accuracies.append(np.count_nonzero(outputs > 0) / outputs.size)
+    return accuracies
 
 
 def stage1_noisy_fitting_time(model: DataModel, training: Training) -> float:
@@ -248,7 +298,7 @@ def stage1_noisy_fitting_time(model: DataModel, training: Training) -> float:
         upper *= 2
         if upper > 1e12:
             return math.inf
-    return float(optimize.brentq(output, 0.0, upper, xtol=1e-12, rtol=1e-10))
+    return float(brentq(output, 0.0, upper, xtol=1e-12, rtol=1e-10))
 
 
 @dataclass(frozen=True)
@@ -413,6 +463,7 @@ __all__ = [
     "SelectionError",
     "selection_error",
     "soft_test_accuracy",
+    "soft_test_accuracies",
     "argmax_test_accuracy",
     "stage1_noisy_fitting_time",
     "overfitting_threshold",

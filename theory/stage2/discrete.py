@@ -176,6 +176,14 @@ def two_class_table(model: DataModel, training: Training, strengths: np.ndarray)
     )
 
 
+def _loss_weight(table: Table, margins: np.ndarray) -> np.ndarray:
+    """The training loss's weight w at ``margins``; the logistic one as the flow's
+    ``weight_function`` writes it (no overflow)."""
+    if table.loss == "logistic":
+        return 0.5 * (1.0 - np.tanh(0.5 * margins))
+    return loss_weights(margins, table.loss)
+
+
 def logit_gradient(table: Table, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`h_{k,t} = -w(\varsigma_k\bar f_k)\varsigma_k s_{k,t}(\bar\gamma_{k,t} -
     \bar f_k)/n` (shape (B, K, S); w the training loss's weight) and the outputs
@@ -184,11 +192,7 @@ def logit_gradient(table: Table, logits: np.ndarray) -> tuple[np.ndarray, np.nda
     weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
     probabilities = weights / (weights @ table.counts)[..., None]
     output = (probabilities * table.scores) @ table.counts
-    margins = table.varsigma * output
-    if table.loss == "logistic":  # as the flow's weight_function writes it (no overflow)
-        loss_weight = 0.5 * (1.0 - np.tanh(0.5 * margins))
-    else:
-        loss_weight = loss_weights(margins, table.loss)
+    loss_weight = _loss_weight(table, table.varsigma * output)
     gaps = table.scores - output[..., None]
     return -(loss_weight * table.loss_scale)[..., None] * probabilities * gaps, output
 
@@ -305,6 +309,168 @@ def step(
     )
 
 
+class Stepper:
+    r"""The map's steps for one table, in place on buffers allocated once: the arithmetic
+    of :func:`forces` and :func:`step` operation for operation, in the same order and on
+    the same array layouts (so the numbers are the same bit for bit); NumPy's per-call
+    allocations and views are made once. For the logistic loss with types of sign
+    :math:`\varsigma = \pm1` the loss weight times :math:`-\varsigma/n` is formed as
+    :math:`(1 - \tanh((\varsigma/2)\bar f))\,(-\varsigma/(2n))`: the scalings by one
+    half and the sign changes are exact, so it equals :func:`logit_gradient`'s
+    :math:`-\tfrac12(1 - \tanh(\tfrac12\varsigma\bar f))\,\varsigma/n`.
+
+    ``a``, ``L``, ``pi``, ``tau`` (and ``b``, ``B`` with the :math:`W_0` ``channel``) hold
+    the state; :meth:`compute_forces` fills ``w``, ``g``, ``start``, ``kernel`` and
+    ``a_dot_h`` for it, :meth:`update` then takes the step."""
+
+    def __init__(self, table: Table, alpha: float, state: MapState, channel: bool) -> None:
+        batch, (K, S), cells = table.batch, table.scores.shape, table.cells
+        size, signals = cells + table.strength.shape[1], table.strength.shape[1]
+        self.table, self.alpha, self.channel = table, alpha, channel
+        self.a, self.L, self.pi = state.a.copy(), state.L.copy(), state.pi.copy()
+        self.b, self.B = state.b.copy(), state.B.copy()
+        self.coef = table.coef.reshape(cells, -1)
+        self.coef_t = self.coef.T
+        self.multiplicity = table.multiplicity.reshape(-1)
+        self.exact_logistic = table.loss == "logistic" and bool(np.all(np.abs(table.varsigma) == 1))
+        self.half_varsigma, self.scale = 0.5 * table.varsigma, -0.5 * table.loss_scale
+        self.kappa_excess = None if table.signal_kappa is None else table.signal_kappa - 1.0
+        self.step_scales = np.array([alpha**2, 2 * alpha])
+        empty = np.empty
+        cube, row, vector = (batch, K, S), (batch, K), (batch, size)
+        self.top, self.denominator, self.output, self.factor = (empty(row) for _ in range(4))
+        self.e, self.p, self.weighted, self.gaps, self.h = (empty(cube) for _ in range(5))
+        self.w, self.columns, self.cell_work, self.signal_part = (
+            empty((batch, cells)) for _ in range(4)
+        )
+        self.rows, self.excess = empty((batch, signals)), empty((batch, signals))
+        self.g, self.start, self.kernel, self.extra, self.scaled, self.work = (
+            empty(vector) for _ in range(6)
+        )
+        self.product, self.outer = empty((batch, size, 1)), empty(self.L.shape)
+        self.a_dot_h, self.w_kernel, self.per_member = (empty(batch) for _ in range(3))
+        self.scaled_a_dot_h = empty((batch, 2))
+        self.tau = state.tau.copy()
+        self._forces = Forces(self.w, self.g, self.start, self.kernel, self.a_dot_h)
+        self._views(batch, K, S, cells)
+
+    def _views(self, batch: int, K: int, S: int, cells: int) -> None:
+        """The buffers' views the steps read and write (made once)."""
+        self.z = self.a[:, :cells].reshape(batch, K, S)
+        self.slots = [self.z[..., slot] for slot in range(S)]
+        self.a_cells, self.g_cells, self.g_signal = self.a[:, :cells], *np.split(self.g, [cells], 1)
+        self.extra_cells, self.extra_signal = np.split(self.extra, [cells], 1)
+        self.flat = self.h.reshape(batch, cells)
+        self.top_, self.denominator_ = self.top[..., None], self.denominator[..., None]
+        self.output_, self.factor_ = self.output[..., None], self.factor[..., None]
+        self.w_, self.product_ = self.w[:, :, None], self.product[:, :, 0]
+        self.kernel_cells, self.pi_ = self.kernel[:, :cells], self.pi[:, None]
+        self.per_member_, self.g_ = self.per_member[:, None], self.g[:, :, None]
+        self.columns_, self.g_cells_ = self.columns[:, None, :], self.g_cells[:, None, :]
+        self.scaled_, self.b_ = self.scaled[:, :, None], self.b[:, :, None]
+        self.scaled_cells, self.a_dot_h_ = self.scaled[:, :cells], self.a_dot_h[:, None]
+        self.a_dot_h_alpha_sq = self.scaled_a_dot_h[:, :1]
+        self.a_dot_h_twice_alpha = self.scaled_a_dot_h[:, 1]
+
+    def forces(self) -> Forces:
+        """The forces :meth:`compute_forces` filled (the buffers themselves: valid until
+        the next step)."""
+        return self._forces
+
+    def _gradient(self) -> None:
+        """:func:`logit_gradient` into ``h`` (and ``output``)."""
+        t, top, factor = self.table, self.top, self.factor
+        e, p, output = self.e, self.p, self.output
+        slots = self.slots  # the largest logit of each row (a maximum is exact in any order)
+        if len(slots) == 1:
+            np.copyto(top, slots[0])
+        else:
+            np.maximum(slots[0], slots[1], out=top)
+        for slot in slots[2:]:
+            np.maximum(top, slot, out=top)
+        np.subtract(self.z, self.top_, out=e)
+        np.exp(e, out=e)
+        np.matmul(e, t.counts, out=self.denominator)
+        np.divide(e, self.denominator_, out=p)
+        np.multiply(p, t.scores, out=self.weighted)
+        np.matmul(self.weighted, t.counts, out=output)
+        if self.exact_logistic:
+            np.multiply(self.half_varsigma, output, out=factor)
+            np.tanh(factor, out=factor)
+            np.subtract(1.0, factor, out=factor)
+            np.multiply(factor, self.scale, out=factor)
+        else:
+            np.negative(_loss_weight(t, t.varsigma * output) * t.loss_scale, out=factor)
+        np.subtract(t.scores, self.output_, out=self.gaps)
+        np.multiply(self.factor_, p, out=self.h)
+        np.multiply(self.h, self.gaps, out=self.h)
+
+    def compute_forces(self) -> None:
+        """:func:`forces` of the current state into the buffers."""
+        self._gradient()
+        t, flat, rows, start = self.table, self.flat, self.rows, self.start
+        np.multiply(self.multiplicity, flat, out=self.w)
+        np.matmul(self.w, self.coef, out=rows)
+        np.multiply(t.strength, rows, out=rows)
+        np.multiply(t.memorisation, flat, out=self.cell_work)
+        np.matmul(rows, self.coef_t, out=self.signal_part)
+        np.add(self.cell_work, self.signal_part, out=self.g_cells)
+        np.copyto(self.g_signal, rows)
+        np.multiply(t.kappa0, self.g, out=start)
+        if self.kappa_excess is not None:
+            np.multiply(rows, self.kappa_excess, out=self.excess)
+            np.matmul(self.excess, self.coef_t, out=self.signal_part)
+            np.copyto(self.extra_cells, self.signal_part)
+            np.copyto(self.extra_signal, self.excess)
+            np.multiply(t.kappa0, self.extra, out=self.extra)
+            np.add(start, self.extra, out=start)
+        np.matmul(self.L, self.w_, out=self.product)
+        np.add(start, self.product_, out=self.kernel)
+        np.einsum("bi,bi->b", self.w, self.a_cells, out=self.a_dot_h)
+
+    def update(self) -> None:
+        """:func:`step` from the current state with the forces :meth:`compute_forces`
+        filled, in place."""
+        alpha, alpha_sq = self.alpha, self.alpha**2
+        a, g, pi, L, outer = self.a, self.g, self.pi, self.L, self.outer
+        columns, per_member, work = self.columns, self.per_member, self.work
+        if self.channel:
+            self._update_channel()
+        # columns = -alpha a + alpha^2 pi g = alpha^2 pi g - alpha a: (-alpha) a = -(alpha a)
+        # and x + (-y) = x - y exactly
+        np.multiply(alpha, a, out=self.scaled)
+        np.multiply(alpha_sq, pi, out=per_member)
+        np.multiply(self.per_member_, self.g_cells, out=self.cell_work)
+        np.subtract(self.cell_work, self.scaled_cells, out=columns)
+        np.multiply(self.g_, self.columns_, out=outer)
+        np.add(L, outer, out=L)
+        np.multiply(self.scaled_, self.g_cells_, out=outer)
+        np.subtract(L, outer, out=L)
+        np.multiply(self.pi_, g, out=work)
+        np.add(self.kernel, work, out=work)
+        np.multiply(alpha, work, out=work)
+        np.subtract(a, work, out=a)
+        np.multiply(self.a_dot_h_, self.step_scales, out=self.scaled_a_dot_h)  # alpha^2, 2 alpha
+        np.multiply(self.a_dot_h_alpha_sq, g, out=work)
+        np.add(a, work, out=a)
+        np.einsum("bi,bi->b", self.w, self.kernel_cells, out=self.w_kernel)
+        np.subtract(pi, self.a_dot_h_twice_alpha, out=pi)
+        np.multiply(alpha_sq, self.w_kernel, out=self.w_kernel)
+        np.add(pi, self.w_kernel, out=pi)
+        np.add(self.tau, alpha, out=self.tau)
+
+    def _update_channel(self) -> None:
+        r""":math:`b' = b + \alpha^2 Bw - \alpha\,` start, :math:`B' = B + b\otimes g`."""
+        alpha, alpha_sq, work = self.alpha, self.alpha**2, self.work
+        np.matmul(self.B, self.w_, out=self.product)
+        np.multiply(self.b_, self.g_cells_, out=self.outer)
+        np.add(self.B, self.outer, out=self.B)
+        np.multiply(alpha_sq, self.product_, out=work)
+        np.add(self.b, work, out=self.b)
+        np.multiply(alpha, self.start, out=work)
+        np.subtract(self.b, work, out=self.b)
+
+
 def velocity(table: Table, a: np.ndarray, L: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, ...]:
     r"""The flow :math:`d/d\tau` of :math:`(a, L, \pi)`: the map's first-order terms."""
     f = forces(table, a, L)
@@ -357,24 +523,37 @@ def _record(first: np.ndarray, lead: np.ndarray, at: float) -> None:
     first[(lead > 0) & ~np.isfinite(first)] = at
 
 
-def _map(table, alpha, horizon, lead, observe, until_led, handing_over):
-    """The map's loop (:func:`evolve`): the state, the first leads and the quiet counts."""
-    state, batch = MapState.zero(table), table.batch
+def _map(table, alpha, horizon, lead, observe, until_led, handing_over, tracks_quiet):
+    """The map's loop (:func:`evolve`, by :class:`Stepper`): the state, the first leads and
+    which members are quiet (only counted where ``tracks_quiet``: else all ``False``)."""
+    batch, cells = table.batch, table.cells
+    stepper = Stepper(table, alpha, MapState.zero(table), channel=handing_over)
     quiet = np.zeros(batch, dtype=int)
     first = np.full(batch, math.inf if lead else math.nan)
-    while state.steps < horizon and not (until_led and np.all(np.isfinite(first))):
+    before = np.empty((batch, cells))
+    steps = 0
+    while steps < horizon and not (until_led and np.all(np.isfinite(first))):
         if handing_over and np.all(quiet >= QUIET_STEPS):
             break
-        f = forces(table, state.a, state.L)
+        stepper.compute_forces()
         if observe:
-            observe(state, f)
-        new = step(table, state, alpha, f, channel=handing_over)
-        moved = np.abs(new.a[:, : table.cells] - state.a[:, : table.cells]).max(axis=1)
-        quiet = np.where(moved < SETTLED, quiet + 1, 0)
-        state = new
+            observe(_state(stepper, steps), stepper.forces())
+        if tracks_quiet:
+            np.copyto(before, stepper.a[:, :cells])
+        stepper.update()
+        steps += 1
+        if tracks_quiet:
+            moved = np.abs(stepper.a[:, :cells] - before).max(axis=1)
+            quiet = np.where(moved < SETTLED, quiet + 1, 0)
         if lead:
-            _record(first, lead(table, state.a), float(state.steps))
-    return state, first, quiet >= QUIET_STEPS
+            _record(first, lead(table, stepper.a), float(steps))
+    return _state(stepper, steps), first, quiet >= QUIET_STEPS
+
+
+def _state(stepper: Stepper, steps: int) -> MapState:
+    """The stepper's state (its buffers) after ``steps`` steps."""
+    s = stepper
+    return MapState(s.a, s.L, s.pi, s.tau, s.b, s.B, steps)
 
 
 def evolve(
@@ -395,8 +574,11 @@ def evolve(
     ``observe(state, forces)`` is called before every map step; ``until_led`` stops once
     every member's ``lead`` has turned positive."""
     beyond = steps > MAP_STEPS and handover is not None
+    horizon = int(min(steps, MAP_STEPS))
+    # the quiet count decides only where the loop may stop short of ``steps``
+    tracks_quiet = beyond or until_led or horizon < steps
     state, first, settled = _map(
-        table, alpha, int(min(steps, MAP_STEPS)), lead, observe, until_led, beyond
+        table, alpha, horizon, lead, observe, until_led, beyond, tracks_quiet
     )
     if not beyond or until_led and np.all(np.isfinite(first)):
         return Evolution(state, first, settled | (steps <= state.steps))

@@ -66,7 +66,6 @@ from operator import mul
 from typing import Any
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from theory.foundation.data_model import DataModel, Training
 from theory.foundation.losses import weight_function
@@ -403,6 +402,7 @@ def solve(
         u_eval = np.log1p(np.clip(np.asarray(tau_eval, dtype=float), tau0, tau_end))
 
     derivative = pop.kernel.derivative
+    from scipy.integrate import solve_ivp  # imported where the flow is solved: it is slow
 
     def rhs(u: float, y: np.ndarray) -> np.ndarray:
         return np.array(derivative(y.tolist())) * math.exp(u)

@@ -38,13 +38,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-from scipy.special import ndtr
 
 from theory.foundation.data_model import DataModel, Training
+from theory.foundation.scipy_equivalents import brentq, ndtr
 from theory.foundation.validation import Real, require
 from theory.quadrature import LOG_SLOPE_PER_DECADE
-from theory.stage1.predictions import argmax_test_accuracy, soft_test_accuracy
+from theory.stage1.predictions import argmax_test_accuracy, soft_test_accuracies
 from theory.stage2 import flow
 
 #: Monte Carlo draws of the finite-temperature test accuracy (3 standard errors ~ 0.004).
@@ -125,7 +124,7 @@ def _solve_log_root(
             break
         previous, value = current, new
     left, right = sorted((previous, current))
-    return math.exp(optimize.brentq(function, left, right, xtol=2e-3))
+    return math.exp(brentq(function, left, right, xtol=2e-3))
 
 
 def stage2_noisy_fitting_time(
@@ -317,8 +316,9 @@ def metrics_at(model: DataModel, steps: float, beta: float, query_norm: float) -
     error = dropped_terms(model)
     shift = error.score_noise + error.cross_second_order
     # Common random numbers: the shift's effect is exact, the level carries 3 MC errors.
-    accuracy = soft_test_accuracy(model, beta, query_norm, samples=ACCURACY_SAMPLES)
-    shifted = soft_test_accuracy(model, beta * (1 + shift), query_norm, samples=ACCURACY_SAMPLES)
+    accuracy, shifted = soft_test_accuracies(
+        model, [beta, beta * (1 + shift)], query_norm, samples=ACCURACY_SAMPLES
+    )
     monte_carlo = 3 * math.sqrt(accuracy * (1 - accuracy) / ACCURACY_SAMPLES)
     return SelectionMetrics(
         steps=steps,
@@ -421,10 +421,18 @@ def selection_band(model: DataModel, training: Training, z: float, steps: float)
     return SelectionBand(share, min(share, *values), max(share, *values), z, z_flow, relative)
 
 
+#: :func:`half_selection_z` by token groups (count and signal of each present group).
+_HALF_SELECTION_Z: dict[tuple, float] = {}
+
+
 def half_selection_z(model: DataModel) -> float:
     r"""The :math:`z` at which half of the test sequences select R (argmax limit); it
-    depends on the token groups only."""
-    return optimize.brentq(lambda z: relevant_selection(model, z) - 0.5, 0.0, 50.0, xtol=1e-12)
+    depends on the token groups only (kept by groups)."""
+    groups = tuple((g.name, g.count, g.signal) for g in model.groups if g.count > 0)
+    if groups not in _HALF_SELECTION_Z:
+        root = brentq(lambda z: relevant_selection(model, z) - 0.5, 0.0, 50.0, xtol=1e-12)
+        _HALF_SELECTION_Z[groups] = root
+    return _HALF_SELECTION_Z[groups]
 
 
 def harmful_benign_boundary(model: DataModel, training: Training, steps: float) -> Estimate:

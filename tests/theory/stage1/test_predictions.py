@@ -104,3 +104,33 @@ def test_the_argmax_selection_holds_at_any_lead_size():
     model = preset("benign", mu_norm=1e50).model
     assert test_selection(model, 1e49)["R"] == pytest.approx(1.0)
     assert argmax_test_accuracy(model, 1e49) == pytest.approx(1.0)
+
+
+def test_soft_test_accuracies_are_the_per_sequence_formula():
+    """soft_test_accuracies (draws token by token, shared noise) against the formula per
+    test sequence on the same draws: equal, not only close."""
+    import numpy as np
+
+    from theory.stage1.predictions import _standard_normals, _token_sum, soft_test_accuracies
+
+    for setting, logits, norm in (
+        (DataModel(), [0.0, 3.0, 25.0], 2.5),
+        (DataModel(T=13, mu_norm=7.0), [1.5, -4.0], 0.3),
+    ):
+        tokens = [setting.groups[code] for code in setting.position_groups]
+        xi, zeta = (np.ascontiguousarray(d.T) for d in _standard_normals(5000, len(tokens), 0))
+        expected = []
+        for logit in logits:
+            mean_logit = np.array([g.signal * logit for g in tokens])
+            scores = (
+                np.array([setting.gamma0 * g.score for g in tokens]) + setting.score_noise * zeta
+            )
+            weights = mean_logit + setting.sigma_eps * norm * xi
+            weights = np.exp(weights - weights.max(axis=1, keepdims=True))
+            outputs = (weights * scores).sum(axis=1) / weights.sum(axis=1)
+            expected.append(float(np.mean(outputs > 0)))
+        assert soft_test_accuracies(setting, logits, norm, samples=5000) == expected
+    rng = np.random.default_rng(0)
+    for count in (3, 8, 13, 200):
+        rows = rng.normal(size=(count, 1000)) * np.exp(3 * rng.normal(size=(count, 1000)))
+        np.testing.assert_array_equal(_token_sum(rows), np.ascontiguousarray(rows.T).sum(axis=1))
