@@ -20,7 +20,7 @@ import numpy as np
 
 from theory.foundation.data_model import DataModel, Training
 from theory.foundation.numerics import normal_cdf, normal_pdf
-from theory.foundation.scipy_equivalents import brentq, quad
+from theory.foundation.scipy_calls import brentq, quad
 from theory.stage1.kernels import KERNELS
 
 #: Constants of the predictions (exposed so that users holding the paper can plug in its

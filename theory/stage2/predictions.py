@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from theory.foundation.data_model import DataModel, Training
-from theory.foundation.scipy_equivalents import brentq, ndtr
+from theory.foundation.scipy_calls import brentq, ndtr
 from theory.foundation.validation import Real, require
 from theory.quadrature import LOG_SLOPE_PER_DECADE
 from theory.stage1.predictions import argmax_test_accuracy, soft_test_accuracies
