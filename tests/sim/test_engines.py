@@ -285,3 +285,26 @@ def test_the_set_up_does_not_depend_on_how_many_blocks_run_at_once():
             np.testing.assert_array_equal(
                 getattr(setup, field.name), getattr(setups[0], field.name)
             )
+
+
+def test_products_on_two_blas_threads_change_a_run_only_at_rounding_level():
+    """What one BLAS thread changed: the set-up's products on two threads (as runs had them
+    on a two-core machine) round differently, and a run from them differs from the
+    one-thread run only in the last digits; every share (accuracy, fitted, selection) and
+    the regime are the same."""
+    from threadpoolctl import threadpool_limits
+
+    from verify.measures.regimes import regimes_of
+
+    config = preset("benign", d=400, steps=300, test_size=100)
+    data = generate(config)
+    with threadpool_limits(limits=2, user_api="blas"):
+        engine = make_engine(config, data)
+    two, one = simulate(config, data, engine=engine), simulate(config, data)
+    for name in one.history.names:
+        x, y = one.history[name], two.history[name]
+        if name.endswith(("accuracy", "fitted", "selects_relevant")) or name in ("step", "time"):
+            np.testing.assert_array_equal(x, y)
+        else:
+            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-14, err_msg=name)
+    assert regimes_of(one.final) == regimes_of(two.final)

@@ -374,7 +374,7 @@ def health_warnings(config: RunConfig, row: Mapping[str, float], warned: set[str
 #: Captured log points completed together (their test logits and norms in one stacked
 #: product). A fixed count, not a time: the rounding of a stacked product depends on how
 #: many points it stacks (the traces of the norms, for one, differ in the last digit
-#: between a stack of one and one of sixteen), so batches set by the clock would make
+#: between a stack of three and one of sixteen), so batches set by the clock would make
 #: the same seed give numbers that differ in the last digits on a busy machine. A run
 #: killed outright (not by Ctrl-C or SIGTERM, which complete what was captured) loses at
 #: most twice this many points (a batch being evaluated and the one being captured).
