@@ -27,6 +27,19 @@ from typing import Any
 from verify.checks.evidence import Evidence, EvidencePlan, evidence_point
 from verify.runtime.store import ResultStore, canonical, make_record, point_key
 
+#: What a worker imports to compute a point (:func:`timed_point` and what its runs
+#: import when they start), imported by workers started ahead of the first point.
+WORKER_MODULES = (
+    "verify.checks.collection",
+    "verify.checks.setups",
+    "verify.sim.batch",
+    "verify.sim.data",
+    "verify.sim.engines.base",
+    "verify.sim.engines.flow",
+    "verify.sim.simulate",
+    "verify.runtime.threads",
+)
+
 #: The kinds of run in a point, longest first: a point is scheduled by its longest kind.
 LONGEST_FIRST = ("flow", "scan", "event", "gd")
 
@@ -41,13 +54,14 @@ def point_rank(point: Mapping[str, Any]) -> int:
 
 
 def timed_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Worker: :func:`~verify.checks.evidence.evidence_point` with its wall time, host and
-    process id (what a stored record keeps)."""
-    started = time.perf_counter()
+    """Worker: :func:`~verify.checks.evidence.evidence_point` with its wall and CPU time
+    (this process's), host and process id (what a stored record keeps)."""
+    started, cpu = time.perf_counter(), time.process_time()
     result = evidence_point(point)
     return {
         "result": result,
         "wall_seconds": time.perf_counter() - started,
+        "cpu_seconds": time.process_time() - cpu,
         "host": platform.node(),
         "pid": os.getpid(),
     }
@@ -160,4 +174,11 @@ def kept_message(store: EvidenceStore, plan: EvidencePlan) -> str:
     )
 
 
-__all__ = ["EvidenceStore", "collect_evidence", "kept_message", "point_rank", "timed_point"]
+__all__ = [
+    "WORKER_MODULES",
+    "EvidenceStore",
+    "collect_evidence",
+    "kept_message",
+    "point_rank",
+    "timed_point",
+]

@@ -95,36 +95,42 @@ def predicted_seconds(points: list[dict[str, Any]], workers: int | None) -> floa
 
 def checked(args: argparse.Namespace, out: Path, executor: Any) -> tuple | int:
     """Plan, collect (resuming from ``OUT/evidence``) and judge: the results, checks and
-    evidence. The checks are bound to the theory's predictions in a thread while the
+    evidence. The workers of a fresh check start first, importing what they run while this
+    process plans; the checks are bound to the theory's predictions in a thread while the
     workers collect the evidence. An interrupt stops the workers, prints what was kept and
     gives the exit status (130 Ctrl-C, 143 SIGTERM)."""
     mode = "quick" if args.quick else "full"
     print(f"check ({mode}): planning the evidence from the checks' needs", file=sys.stderr)
-    from verify.checks.collection import EvidenceStore, kept_message
-    from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
+    from verify.checks.collection import WORKER_MODULES, EvidenceStore, kept_message
     from verify.runtime.interrupts import exit_status, reason, sigterm_as_interrupt
     from verify.runtime.progress import Stages
 
-    plan = QUICK if args.quick else FULL
     store = EvidenceStore(out / "evidence")
-    points = plan.points()
-    print(
-        f"check ({mode}): {len(points)} evidence points, {store.kept(plan)} kept in "
-        f"{store.directory}, the rest on {describe(executor)}",
-        file=sys.stderr,
-        flush=True,
-    )
     stages = Stages({"runs": "group", "checks": "check"}, enabled=not args.no_progress)
+    plan = None
     try:
         with sigterm_as_interrupt(), executor.make() as pool:
+            if not store.results.keys():  # nothing to resume from: every point runs
+                pool.warm(WORKER_MODULES)
+            from verify.checks.suite import FULL, QUICK, checks_for, collect, judge
+
+            plan = QUICK if args.quick else FULL
+            points = plan.points()
+            print(
+                f"check ({mode}): {len(points)} evidence points, {store.kept(plan)} kept in "
+                f"{store.directory}, the rest on {describe(executor)}",
+                file=sys.stderr,
+                flush=True,
+            )
             binding = in_thread(checks_for, plan)
             stages.start("runs", len(points), predicted_seconds(points, executor.workers))
             evidence = collect(plan, pool, stages, store)
             checks = binding()
             return judge(checks, evidence, stages), checks, evidence
     except KeyboardInterrupt as interrupt:
+        kept = "no evidence point was planned" if plan is None else kept_message(store, plan)
         print(
-            f"\ninterrupted ({reason(interrupt)}): {kept_message(store, plan)}; no report written",
+            f"\ninterrupted ({reason(interrupt)}): {kept}; no report written",
             file=sys.stderr,
         )
         return exit_status(interrupt)

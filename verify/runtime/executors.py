@@ -22,6 +22,7 @@ A point whose function raises is reported as :class:`PointFailed` (its index and
 from __future__ import annotations
 
 import contextlib
+import importlib
 import multiprocessing
 import os
 import socket
@@ -69,10 +70,20 @@ def _result_or_fail(index: int, future: Any) -> Any:
         raise PointFailed(index, error) from error
 
 
+def preload(modules: Sequence[str]) -> int:
+    """Worker: import ``modules`` (so that the first point starts at once); the process id."""
+    for name in modules:
+        importlib.import_module(name)
+    return os.getpid()
+
+
 class SerialExecutor:
     """Runs every point in this process, in order."""
 
     name = "serial"
+
+    def warm(self, modules: Sequence[str]) -> None:
+        """Nothing to start: the points run in this process."""
 
     def __enter__(self) -> SerialExecutor:
         return self
@@ -168,16 +179,30 @@ class ProcessExecutor:
             if process.is_alive():
                 process.kill()
 
+    def _started(self) -> ProcessPoolExecutor:
+        """The pool (made on first use; its workers start with the first tasks, pinned to
+        one BLAS thread by the environment they inherit)."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
+            )
+        return self._pool
+
+    def warm(self, modules: Sequence[str]) -> None:
+        """Start the workers now, each importing ``modules`` (:func:`preload`), while this
+        process goes on with its own work: the first points then start at once."""
+        with _environment(SINGLE_THREAD_ENV):
+            pool = self._started()
+            for _ in range(self.workers):
+                pool.submit(preload, tuple(modules))
+
     def map_unordered(
         self, function: Callable[..., Any], items: Sequence[Any]
     ) -> Iterator[tuple[int, Any]]:
         self._tracker = tracker = _FutureTracker()
         with _environment(SINGLE_THREAD_ENV):
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
-                )
-            tracker.index = {self._pool.submit(function, item): i for i, item in enumerate(items)}
+            pool = self._started()
+            tracker.index = {pool.submit(function, item): i for i, item in enumerate(items)}
         try:
             for future in as_completed(tracker.index):
                 index = tracker.index[future]
@@ -217,6 +242,9 @@ class DaskExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def warm(self, modules: Sequence[str]) -> None:
+        """Nothing here: a cluster's workers are started with it."""
 
     def start(self) -> None:
         if self.client is not None:
@@ -339,6 +367,7 @@ __all__ = [
     "Executor",
     "PointFailed",
     "make_executor",
+    "preload",
     "SINGLE_THREAD_ENV",
     "WORKER_STOP_SECONDS",
 ]

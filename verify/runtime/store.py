@@ -134,8 +134,8 @@ def make_record(
     versions: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The stored record of a finished point: its key, worker, point, configuration and
-    seed, the worker's ``outcome`` (result, wall time, host, process id), the time it
-    finished and ``versions`` (the provenance)."""
+    seed, the worker's ``outcome`` (result, wall time, CPU time where the worker measured
+    it, host, process id), the time it finished and ``versions`` (the provenance)."""
     config = point.get("config") if isinstance(point, Mapping) else None
     seed = config.get("seed") if isinstance(config, Mapping) else point.get("seed")
     return canonical(
@@ -147,6 +147,7 @@ def make_record(
             "seed": seed,
             "result": outcome["result"],
             "wall_seconds": outcome["wall_seconds"],
+            **{key: outcome[key] for key in ("cpu_seconds",) if key in outcome},
             "host": outcome["host"],
             "pid": outcome["pid"],
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
