@@ -31,22 +31,27 @@ def pyplot() -> Any:
 
 def save_figure(figure: Any, directory: Path, name: str) -> list[Path]:
     """Save ``figure`` as PNG and PDF (each rendered in memory, then written to a unique
-    temporary name and renamed into place) and close it. A figure with nothing drawn in
-    any of its panels is not written (an empty figure is not a result): a note says so
-    on stderr and nothing is returned."""
+    temporary name and renamed into place) and close it; the checks of
+    :func:`figure_problems` run on the PNG's drawing and warn before anything is written. A
+    figure with nothing drawn in any of its panels is not written (an empty figure is not a
+    result): a note says so on stderr and nothing is returned."""
     if not any(has_data(axis) for axis in figure.axes):
         pyplot().close(figure)
         print(f"note: figure {name} has no data to draw; not written", file=sys.stderr)
         return []
-    for problem in figure_problems(figure):
-        warnings.warn(FigureWarning(f"figure {name}: {problem}"), stacklevel=2)
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
+    rendered = {}
     for suffix in (".png", ".pdf"):
-        path = directory / f"{name}{suffix}"
         buffer = io.BytesIO()
         figure.savefig(buffer, dpi=DPI, format=suffix[1:])
-        atomic_write_bytes(path, buffer.getvalue())
+        rendered[suffix] = buffer.getvalue()
+        if suffix == ".png":  # the checks read the layout this drawing left
+            for problem in figure_problems(figure, drawn=True):
+                warnings.warn(FigureWarning(f"figure {name}: {problem}"), stacklevel=2)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for suffix, content in rendered.items():
+        path = directory / f"{name}{suffix}"
+        atomic_write_bytes(path, content)
         written.append(path)
     pyplot().close(figure)
     return written
@@ -58,9 +63,12 @@ class FigureWarning(UserWarning):
     turns it into an error)."""
 
 
-def figure_problems(figure: Any) -> list[str]:
-    """What would make ``figure`` hard to read (see :class:`FigureWarning`), per panel."""
-    figure.canvas.draw()
+def figure_problems(figure: Any, drawn: bool = False) -> list[str]:
+    """What would make ``figure`` hard to read (see :class:`FigureWarning`), per panel;
+    ``drawn``: the figure was drawn since its last change (its ticks are current), so it is
+    not drawn again."""
+    if not drawn:
+        figure.canvas.draw()
     box = figure.bbox
     problems = []
     for index, axis in enumerate(figure.axes):
