@@ -4,7 +4,8 @@ runs one by one.
 A column is one d and one seed with the 39 values of ||mu|| of the paper's grid, 1000
 GD steps each. Batched (what ``verify phase-diagram`` runs): W0 and the noise tokens
 drawn once, their products with W0 formed once, every ||mu|| adding its signal in
-O(N^2), the runs advanced by one compiled loop. One by one (the baseline): each cell
+O(N^2), the runs advanced two at a time on the shared part of their matrices by one
+compiled loop and recorded at the last step. One by one (the baseline): each cell
 draws its data, forms its reduced statistics (O(d^2 N)) and trains alone on the reduced
 engine. Both record the same final population metrics; CPU seconds of each in this one
 process, their ratio, and the largest difference of the final metrics.

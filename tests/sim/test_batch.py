@@ -136,3 +136,26 @@ def test_batched_data_with_the_fixed_head_are_the_generated_data(changes):
     for name in ("y_train", "y_clean", "noisy", "groups", "train_scores"):
         assert np.array_equal(getattr(light, name), getattr(data, name)), name
     assert light.X_test.shape == (0, config.model.T, config.model.d)
+
+
+def test_recording_the_final_point_only_gives_the_same_final_rows():
+    """Runs of a group recorded at their last point only: the same final rows and statuses,
+    bit for bit, as recorded at the first point too (the phase diagram's two points; more
+    points between would fold the waiting updates of M elsewhere). Its check reads one
+    run's first row: at step 0 every run of the group has the same quantities defined (the
+    same NaN pattern, whatever ||mu|| and rho)."""
+    configs = [
+        small(mu_norm=mu, rho_spread=0.05, log_every=200, log_geometric=0)
+        for mu in (0.5, 3.0, 20.0)
+    ]
+    full = simulate_group(configs)
+    final = simulate_group(configs, final_only=True)
+    for every, last in zip(full, final, strict=True):
+        assert last.status == every.status == "completed"
+        assert len(last.history) == 1 and last.steps == every.steps[-1:]
+        keys = sorted(every.final)
+        a = np.array([every.final[key] for key in keys])
+        b = np.array([last.final[key] for key in sorted(last.final)])
+        assert sorted(last.final) == keys and np.array_equal(a, b, equal_nan=True)
+    patterns = {tuple(np.isnan([run.history[0][key] for key in keys])) for run in full}
+    assert len(patterns) == 1

@@ -60,10 +60,10 @@ def column_points(settings: PhaseDiagramSettings) -> list[dict[str, Any]]:
 
 
 def phase_column(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Worker: train a column's runs together; their final rows."""
+    """Worker: train a column's runs together; their final rows (the only ones recorded)."""
     first = RunConfig.from_dict(point["config"])
     configs = [first.replace(mu_norm=mu) for mu in point["mu_values"]]
-    results = simulate_group(configs)
+    results = simulate_group(configs, final_only=True)
     return {
         "cells": [
             {

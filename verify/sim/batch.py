@@ -135,8 +135,9 @@ def signal_plane_data(config: RunConfig, statistics: Statistics) -> SignalPlaneD
     )
 
 
-def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
-    """Train runs that share their draws (one :func:`shared_draws_key`) together."""
+def simulate_group(configs: Sequence[RunConfig], final_only: bool = False) -> list[RunResult]:
+    """Train runs that share their draws (one :func:`shared_draws_key`) together;
+    ``final_only``: record each run at its last log point only (:func:`train_together`)."""
     first = configs[0]
     require_same_schedule(configs)
     for config in configs:
@@ -167,7 +168,7 @@ def simulate_group(configs: Sequence[RunConfig]) -> list[RunResult]:
         np.array([config.training.alpha for config in configs]),
         shared_matrices(setup, signals),
     )
-    return train_together(engine, configs, datas, started)
+    return train_together(engine, configs, datas, started, final_only)
 
 
 #: The model variants batched runs take: those that change only the data (the compiled step
@@ -208,16 +209,27 @@ def train_together(
     configs: Sequence[RunConfig],
     datas: Sequence[Dataset | ReducedData],
     started: float,
+    final_only: bool = False,
 ) -> list[RunResult]:
     """Advance ``engine``'s runs to each log point of ``configs[0]`` and record every run
     there, as :func:`verify.sim.simulate.simulate` does; a run whose recorded values stop
-    being finite (or whose training logits do) is marked failed and no longer recorded."""
+    being finite (or whose training logits do) is marked failed and no longer recorded.
+
+    ``final_only``: only the last log point is recorded, and checked against the first run's
+    first row (at step 0 every run of a group has :math:`a = 0, M = 0`, zero logits, and
+    the same quantities defined)."""
     results = [
         RunResult(config=config, data=data) for config, data in zip(configs, datas, strict=True)
     ]
     views = [engine.view(run, data.noisy) for run, data in enumerate(datas)]
     alive = list(range(len(configs)))
-    for step in logging_steps(configs[0]):
+    points = logging_steps(configs[0])
+    first = None
+    if final_only:
+        with single_blas_thread():
+            first = record(RunResult(config=configs[0], data=datas[0]), views[0])
+        points = points[-1:]
+    for step in points:
         for run, message in engine.advance_to(step).items():
             if run in alive:
                 results[run].status, results[run].message = RunStatus.FAILED, message
@@ -226,7 +238,7 @@ def train_together(
             for run in list(alive):
                 row = record(results[run], views[run])
                 try:
-                    check_row(row, results[run].history[0])
+                    check_row(row, first if first is not None else results[run].history[0])
                 except NonFiniteError as error:
                     results[run].status, results[run].message = RunStatus.FAILED, str(error)
                     alive.remove(run)

@@ -128,6 +128,8 @@ class IndependentRunView:
     def __init__(self, batch: IndependentGD, run: int, noisy: np.ndarray | None = None):
         self.batch, self.run, self.noisy = batch, run, noisy
         self.statistics = batch.statistics[run]
+        #: The training logits and the step they belong to (a log point reads them twice).
+        self._logits: tuple[int, np.ndarray] | None = None
 
     @property
     def steps_done(self) -> float:
@@ -142,8 +144,14 @@ class IndependentRunView:
         return self.batch.a[self.run], self.batch.M[self.run]
 
     def train_logits(self) -> np.ndarray:
-        logits = self.batch.logits(slice(self.run, self.run + 1))
-        return logits.reshape(self.batch.scores.shape[1:])
+        """The run's training logits (n, T) at the batch's current step (read-only)."""
+        step = self.batch.steps_done
+        if self._logits is None or self._logits[0] != step:
+            logits = self.batch.logits(slice(self.run, self.run + 1))
+            logits = logits.reshape(self.batch.scores.shape[1:])
+            logits.setflags(write=False)
+            self._logits = (step, logits)
+        return self._logits[1]
 
     def query_moments(self) -> tuple[float, np.ndarray]:
         return self.statistics.query_moments(*self.state())
