@@ -114,15 +114,17 @@ def block_terms(Z: np.ndarray, block: np.ndarray) -> BlockTerms:
     entries."""
     V0 = block @ Z
     W0E = block[:, :2]
-    squares = block * block
+    powers = block * block
+    second = float(powers.sum())
+    np.multiply(powers, powers, out=powers)  # the fourth powers, in place
     return (
         V0.T @ V0,
         V0.T @ W0E,
         W0E.T @ W0E,
         block.T @ V0,
         block.T @ W0E,
-        float(squares.sum()),
-        float((squares**2).sum()),
+        second,
+        float(powers.sum()),
     )
 
 
