@@ -166,15 +166,19 @@ def test_the_api_returns_a_frozen_record_and_checks_its_horizon():
     assert p.boundary_benign_not_validity == "" and p.boundary_benign_not_band is None
 
 
-def test_predict_imports_no_sympy():
-    """The prediction's path is SymPy-free (the stage-1 rates are generated kernels)."""
+def test_predict_imports_no_sympy_and_no_scipy():
+    """The prediction's path is SymPy-free (the stage-1 rates are generated kernels) and,
+    for a GD engine, SciPy-free (its roots, quadratures and normal distribution function
+    are the package's own: importing SciPy would cost the command more than the
+    prediction)."""
     probe = (
         "import sys; import verify; from verify.sim.config import preset; "
-        "verify.predict(preset('benign')); print('sympy' in sys.modules)"
+        "verify.predict(preset('benign')); verify.predict(preset('harmful')); "
+        "print(sorted(m for m in ('scipy', 'sympy') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert done.stdout.strip() == "[]"
 
 
 def test_registering_predict_imports_no_numeric_library():

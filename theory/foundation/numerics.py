@@ -39,6 +39,13 @@ def normal_cdf(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
+def normal_cdf_array(x: np.ndarray | float) -> np.ndarray:
+    r""":func:`normal_cdf` element by element (NumPy has no erfc; the arrays here are a
+    quadrature's nodes, short)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.array([normal_cdf(value) for value in x.ravel().tolist()]).reshape(x.shape)
+
+
 def normal_pdf(x: float) -> float:
     r"""The standard normal density :math:`\phi(x) = e^{-x^2/2}/\sqrt{2\pi}` of one float."""
     return math.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)

@@ -19,8 +19,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from theory.foundation.data_model import DataModel, Training
+from theory.foundation.integrate import gauss_kronrod
 from theory.foundation.numerics import normal_cdf, normal_pdf
-from theory.foundation.scipy_calls import brentq, quad
+from theory.foundation.roots import brent_root
 from theory.stage1.kernels import KERNELS
 
 #: Constants of the predictions (exposed so that users holding the paper can plug in its
@@ -93,7 +94,7 @@ def _argmax_probabilities(leads: dict[str, float], counts: dict[str, int]) -> di
             return value
 
         # A probability: quadrature error must not take it above 1.
-        out[g] = min(quad(density, -12.0, 12.0, limit=200), 1.0)
+        out[g] = min(gauss_kronrod(density, -12.0, 12.0), 1.0)
     return out
 
 
@@ -298,7 +299,7 @@ def stage1_noisy_fitting_time(model: DataModel, training: Training) -> float:
         upper *= 2
         if upper > 1e12:
             return math.inf
-    return float(brentq(output, 0.0, upper, xtol=1e-12, rtol=1e-10))
+    return brent_root(output, 0.0, upper, xtol=1e-12, rtol=1e-10)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from theory.foundation.data_model import DataModel, Training
-from theory.foundation.scipy_calls import brentq, ndtr
+from theory.foundation.numerics import normal_cdf_array
+from theory.foundation.roots import brent_root
 from theory.foundation.validation import Real, require
 from theory.quadrature import LOG_SLOPE_PER_DECADE
 from theory.stage1.predictions import argmax_test_accuracy, soft_test_accuracies
@@ -124,7 +125,7 @@ def _solve_log_root(
             break
         previous, value = current, new
     left, right = sorted((previous, current))
-    return math.exp(brentq(function, left, right, xtol=2e-3))
+    return math.exp(brent_root(function, left, right, xtol=2e-3))
 
 
 def stage2_noisy_fitting_time(
@@ -374,11 +375,11 @@ def relevant_selection(model: DataModel, z: float) -> float:
     :func:`theory.stage1.predictions.test_selection`, by Gauss-Hermite quadrature)."""
     groups = {group.name: group for group in model.groups if group.count > 0}
     relevant = groups["R"]
-    product = relevant.count * ndtr(_NODES) ** (relevant.count - 1)
+    product = relevant.count * normal_cdf_array(_NODES) ** (relevant.count - 1)
     for name, group in groups.items():
         if name != "R":
             lead = (float(relevant.signal) - float(group.signal)) * z
-            product = product * ndtr(_NODES + lead) ** group.count
+            product = product * normal_cdf_array(_NODES + lead) ** group.count
     return float(_WEIGHTS @ product)
 
 
@@ -430,7 +431,7 @@ def half_selection_z(model: DataModel) -> float:
     depends on the token groups only (kept by groups)."""
     groups = tuple((g.name, g.count, g.signal) for g in model.groups if g.count > 0)
     if groups not in _HALF_SELECTION_Z:
-        root = brentq(lambda z: relevant_selection(model, z) - 0.5, 0.0, 50.0, xtol=1e-12)
+        root = brent_root(lambda z: relevant_selection(model, z) - 0.5, 0.0, 50.0, xtol=1e-12)
         _HALF_SELECTION_Z[groups] = root
     return _HALF_SELECTION_Z[groups]
 
