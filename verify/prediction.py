@@ -187,16 +187,18 @@ def _boundary(prefix: str, estimate: Any) -> dict[str, Any]:
 def predict(config: RunConfig, steps: int | None = None) -> Prediction:
     """The theory's :class:`Prediction` for ``config`` at ``steps`` steps (default: the
     configuration's own ``training.steps``), by the GD map for a GD engine and by the flow
-    for a flow engine; inputs are checked before any computation."""
+    for a flow engine (under one BLAS thread); inputs are checked before any computation."""
     steps = check_inputs(config, config.training.steps if steps is None else steps)
     from theory.baselines import uniform_attention_accuracy
     from theory.stage1.predictions import outcome, overfitting_threshold
+    from verify.runtime.threads import single_blas_thread
     from verify.sim.engines.registry import engine_traits
 
     model, training = config.model, config.training
     first = outcome(model, training)
     gd = engine_traits(config.solver.engine).integrates == "gd"
-    side = gd_side(config, steps) if gd else flow_side(config, steps)
+    with single_blas_thread():  # the map's products are small: threads only wait
+        side = gd_side(config, steps) if gd else flow_side(config, steps)
     metrics = side.metrics
     harmful, benign = side.harmful, side.benign
     return Prediction(
