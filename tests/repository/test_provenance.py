@@ -35,3 +35,25 @@ def test_library_versions_are_read_without_importing_the_library(monkeypatch):
     monkeypatch.delitem(sys.modules, "scipy")
     assert library_version("scipy") == scipy.__version__  # not loaded: the distribution's
     assert "scipy" not in sys.modules
+
+
+def test_a_git_repository_around_an_installed_copy_lends_no_commit(tmp_path):
+    """site-packages inside a git checkout (an interpreter installed from one) is not this
+    package's source tree: its commit is not recorded; this package's tree's is."""
+    import subprocess
+
+    from verify.output.provenance import source_commit
+
+    def git(*arguments: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *arguments], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    git("add", "file")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "m")
+    assert source_commit(tmp_path) == {"commit": None, "dirty": None}
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "benign-attention"\nversion = "9.9"\n', encoding="utf-8"
+    )
+    found = source_commit(tmp_path)
+    assert len(found["commit"]) == 40 and found["dirty"] is False

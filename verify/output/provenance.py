@@ -61,7 +61,16 @@ def prefetch_git_commit() -> None:
 
 @functools.cache
 def _git_commit() -> dict[str, Any]:
-    root = Path(__file__).resolve().parents[2]
+    return source_commit(Path(__file__).resolve().parents[2])
+
+
+def source_commit(root: Path) -> dict[str, Any]:
+    """The git commit of the source tree ``root`` and whether it had uncommitted changes;
+    ``None`` for both unless ``root`` holds this package's ``pyproject.toml`` (an installed
+    copy sits in site-packages, and a git repository around that, such as an interpreter
+    installed from a checkout, is not this package's source)."""
+    if source_version(root / "pyproject.toml") is None:
+        return {"commit": None, "dirty": None}
 
     def git(*arguments: str) -> str | None:
         try:
@@ -125,4 +134,11 @@ def provenance() -> dict[str, Any]:
     return record
 
 
-__all__ = ["package_version", "git_commit", "prefetch_git_commit", "library_version", "provenance"]
+__all__ = [
+    "package_version",
+    "git_commit",
+    "source_commit",
+    "prefetch_git_commit",
+    "library_version",
+    "provenance",
+]
