@@ -123,7 +123,7 @@ def versus_tree(arguments: Sequence[str], baseline: str | None, options: Any) ->
     def line(out: Path) -> list[str]:
         return [sys.executable, "-m", "verify", *arguments, "--out", str(out), "--no-progress"]
 
-    return paired(
+    record = paired(
         line(outputs[0]),
         line(outputs[1]),
         options.runs,
@@ -135,6 +135,21 @@ def versus_tree(arguments: Sequence[str], baseline: str | None, options: Any) ->
         cwd=ROOT,
         baseline_cwd=Path(baseline or ROOT),
     )
+    return {**record, "baseline_commit": tree_commit(Path(baseline or ROOT))}
+
+
+def tree_commit(tree: Path) -> str | None:
+    """The commit checked out in source tree ``tree`` (None if it is not a git tree)."""
+    done = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def short_commit(record: dict[str, Any], baseline: str) -> str:
+    """The baseline's commit, abbreviated, as a record names it (else its path)."""
+    commit = record.get("baseline_commit")
+    return commit[:7] if commit else baseline
 
 
 def arguments(description: str) -> argparse.ArgumentParser:
@@ -169,6 +184,8 @@ def package_env(tree: Path | str = ROOT) -> dict[str, str]:
 
 __all__ = [
     "versus_tree",
+    "tree_commit",
+    "short_commit",
     "paired",
     "timed",
     "busy_core",

@@ -10,7 +10,7 @@ earlier commit).
 
 from __future__ import annotations
 
-from pairs import arguments, save, versus_tree
+from pairs import arguments, save, short_commit, versus_tree
 
 
 def main() -> None:
@@ -20,7 +20,7 @@ def main() -> None:
     args = parser.parse_args()
     record = versus_tree(["check", *(["--quick"] if args.quick else [])], args.baseline, args)
     record["what"] = f"verify check ({'quick' if args.quick else 'full'}, 2 workers)"
-    record["baseline_what"] = f"the same command from {args.baseline}"
+    record["baseline_what"] = f"the same command at commit {short_commit(record, args.baseline)}"
     save("check_quick" if args.quick else "check", record)
 
 

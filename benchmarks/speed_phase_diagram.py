@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 from numba import njit
-from pairs import arguments, save, versus_tree
+from pairs import arguments, save, short_commit, versus_tree
 
 from verify.experiments.settings import PhaseDiagramSettings
 from verify.sim.engines.compiled import _times
@@ -77,7 +77,9 @@ def main() -> None:
     record = versus_tree(["phase-diagram"], args.baseline, args)
     record.update(limit)
     record["what"] = "verify phase-diagram (39 x 39, 1000 steps, tables and figures, 2 workers)"
-    record["baseline_what"] = f"the same command from {args.baseline}" if args.baseline else ""
+    record["baseline_what"] = (
+        f"the same command at commit {short_commit(record, args.baseline)}" if args.baseline else ""
+    )
     record["over_limit"] = record["command_wall"]["median"] / limit["limit_seconds"]
     core_seconds = limit["limit_seconds"] * limit["workers"]
     record["cpu_over_limit"] = record["command_cpu"]["median"] / core_seconds
