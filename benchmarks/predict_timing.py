@@ -2,7 +2,7 @@
 in one process (a call after the first, over presets and settings it has not seen), and
 ``python -m verify predict`` as a whole command (a fresh interpreter: imports included).
 
-    python benchmarks/predict_timing.py [--baseline 0087128] [--rounds 3] \
+    python benchmarks/predict_timing.py [--baseline 0087128] [--rounds 3] [--busy] \
         [--out benchmarks/results/predict_timing.json]
 
 The baseline is the package at ``--baseline``: a commit of this repository (extracted with
@@ -27,6 +27,8 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from pairs import busy_core
 
 from verify.output.files import atomic_write_json
 from verify.output.provenance import provenance
@@ -149,9 +151,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", default="0087128", help="a commit or a directory")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default="benchmarks/results/predict_timing.json")
+    parser.add_argument("--out", help="default: benchmarks/results/predict_timing[_busy].json")
+    parser.add_argument("--busy", action="store_true", help="one other process spins on a core")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
+    suffix = "_busy" if args.busy else ""
+    args.out = args.out or f"benchmarks/results/predict_timing{suffix}.json"
+    with tempfile.TemporaryDirectory() as scratch, busy_core(args.busy):
         trees = {"baseline": baseline_tree(args.baseline, Path(scratch)), "current": ROOT}
         for tree in trees.values():
             compile_tree(tree)
@@ -187,6 +192,7 @@ def main() -> None:
         out,
         {
             "baseline": args.baseline,
+            "busy": args.busy,
             "rounds": rounds,
             "medians": medians,
             "ratios": ratios,

@@ -53,8 +53,9 @@ def row(record: dict) -> str:
     return f"| {record['what']} | {measured} | {baseline} | {ratios} |"
 
 
-def predict_row(record: dict) -> str:
-    """The prediction's row (:mod:`predict_timing`: medians over its rounds)."""
+def predict_row(record: dict, busy: bool) -> str:
+    """The prediction's row (:mod:`predict_timing`: medians over its rounds); ``busy``: it
+    ran with one other process spinning on a core (``predict_timing_busy.json``)."""
     current, base = record["medians"]["current"], record["medians"]["baseline"]
     ratios = record["ratios"]
     loads = [r["load_average_1min"] for side in record["rounds"].values() for r in side]
@@ -71,7 +72,8 @@ def predict_row(record: dict) -> str:
             f"{medians['command_wall']:.3g} s wall, {medians['command_cpu']:.3g} s CPU"
         )
 
-    measured = f"{side(current)} (load average {min(loads):.1f}-{max(loads):.1f})"
+    condition = "one other process busy" if busy else "no other load of ours"
+    measured = f"{side(current)} ({condition}; load average {min(loads):.1f}-{max(loads):.1f})"
     ratio = f"{ratios['call_cpu']:.3g}x a call, {ratios['command_wall']:.3g}x the command"
     return (
         f"| {what} | {measured} | the same at commit {record['baseline']}: {side(base)} | {ratio} |"
@@ -90,7 +92,8 @@ def table() -> list[str]:
     for name in ("predict_timing", "predict_timing_busy"):
         path = RESULTS / f"{name}.json"
         if path.is_file():
-            lines.append(predict_row(json.loads(path.read_text())))
+            record = json.loads(path.read_text())
+            lines.append(predict_row(record, record.get("busy", name.endswith("_busy"))))
     return lines
 
 
