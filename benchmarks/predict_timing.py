@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pairs import busy_core
+from pairs import busy_core, package_env
 
 from verify.output.files import atomic_write_json
 from verify.output.provenance import provenance
@@ -83,21 +83,13 @@ def extract(commit: str, into: Path) -> Path:
     return into / "tree"
 
 
-def compile_tree(tree: Path) -> None:
-    """Bytecode for the tree's packages (``compileall``), as an installed package has it."""
-    packages = [str(tree / name) for name in ("theory", "verify")]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
-
-
 def baseline_tree(baseline: str, scratch: Path) -> Path:
     """The baseline's tree: a directory as it is, else the commit extracted."""
     return Path(baseline) if Path(baseline).is_dir() else extract(baseline, scratch)
 
 
-def run(tree: Path, arguments: list[str]) -> tuple[float, float, str]:
-    """Wall and CPU seconds of ``python arguments`` with ``PYTHONPATH`` = ``tree``."""
-    environment = {**os.environ, "PYTHONPATH": str(tree)}
+def run(tree: Path, environment: dict[str, str], arguments: list[str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds of ``python arguments`` in ``tree`` with ``environment``."""
     cpu, started = children_cpu(), time.perf_counter()
     done = subprocess.run(
         [sys.executable, *arguments], cwd=tree, env=environment, capture_output=True, text=True
@@ -107,12 +99,13 @@ def run(tree: Path, arguments: list[str]) -> tuple[float, float, str]:
     return time.perf_counter() - started, children_cpu() - cpu, done.stdout
 
 
-def measure(tree: Path) -> dict:
-    """One round for a tree: the command (benign preset) and the in-process calls."""
+def measure(tree: Path, environment: dict[str, str]) -> dict:
+    """One round for a tree (run with ``environment``): the command (benign preset) and
+    the in-process calls."""
     import json
 
-    wall, cpu, _ = run(tree, ["-m", "verify", "predict", "--preset", "benign"])
-    _, _, out = run(tree, ["-c", IN_PROCESS])
+    wall, cpu, _ = run(tree, environment, ["-m", "verify", "predict", "--preset", "benign"])
+    _, _, out = run(tree, environment, ["-c", IN_PROCESS])
     calls = json.loads(out)
     return {
         "command_wall": wall,
@@ -158,12 +151,11 @@ def main() -> None:
     args.out = args.out or f"benchmarks/results/predict_timing{suffix}.json"
     with tempfile.TemporaryDirectory() as scratch, busy_core(args.busy):
         trees = {"baseline": baseline_tree(args.baseline, Path(scratch)), "current": ROOT}
-        for tree in trees.values():
-            compile_tree(tree)
+        environments = {name: package_env(tree) for name, tree in trees.items()}  # compiled
         rounds: dict[str, list[dict]] = {name: [] for name in trees}
         for _ in range(args.rounds):
             for name, tree in trees.items():
-                rounds[name].append(measure(tree))
+                rounds[name].append(measure(tree, environments[name]))
     medians = {name: summary(values) for name, values in rounds.items()}
     base, current = medians["baseline"], medians["current"]
     ratios = {key: base[key] / current[key] for key in current if key != "per_setting_cpu"}

@@ -147,7 +147,7 @@ def make_record(
             "seed": seed,
             "result": outcome["result"],
             "wall_seconds": outcome["wall_seconds"],
-            **{key: outcome[key] for key in ("cpu_seconds",) if key in outcome},
+            **({"cpu_seconds": outcome["cpu_seconds"]} if "cpu_seconds" in outcome else {}),
             "host": outcome["host"],
             "pid": outcome["pid"],
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
